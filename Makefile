@@ -1,0 +1,38 @@
+# Two set-up commands: `make demo` (the main job) and `make test`.
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: install demo test test-slow lint format bench clean
+
+$(STAMP): pyproject.toml constraints.txt scripts/system-deps.sh
+	bash scripts/system-deps.sh
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q -U pip wheel "setuptools<81"
+	# The CPU build of torch first: a bare `torch` requirement would pull a CUDA build.
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -c constraints.txt -e ".[dev]"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: install
+	$(VENV)/bin/egomem demo
+
+lint: install
+	$(VENV)/bin/ruff check src tests
+	$(VENV)/bin/ruff format --check src tests
+	$(VENV)/bin/mypy
+
+test: lint
+	HF_HUB_OFFLINE=1 $(VENV)/bin/pytest -q -m "not slow and not postgres"
+
+test-slow: install
+	HF_HUB_OFFLINE=1 $(VENV)/bin/pytest -q -m "slow"
+
+format: install
+	$(VENV)/bin/ruff format src tests
+	$(VENV)/bin/ruff check --fix src tests
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

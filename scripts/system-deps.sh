@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Installs the Debian packages egomem needs, idempotently. Runs as root (as on this
+# machine kind and in CI); elsewhere it only reports what is missing.
+set -euo pipefail
+need=()   # Debian packages required by `make test` / `make demo`; extended as features need them.
+missing=()
+for p in "${need[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+if [ ${#missing[@]} -eq 0 ]; then exit 0; fi
+if [ "$(id -u)" -ne 0 ]; then
+  echo "system-deps: missing Debian packages: ${missing[*]} (install them as root)" >&2
+  exit 1
+fi
+apt-get update -qq
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,96 @@
+"""Benchmarks: `egomem bench NAME` prints a table and, with --json PATH, writes metrics.
+
+A benchmark is a function registered under a name. It receives the options the
+CLI collected and returns a BenchResult; printing and JSON writing are shared.
+Benchmark modules register themselves on import; `BENCH_MODULES` lists them so
+that the CLI can load a benchmark without importing every heavy dependency.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from egomem.errors import InputError
+
+
+@dataclass
+class BenchOptions:
+    data: Path | None = None
+    json_path: Path | None = None
+    quick: bool = False  # smaller sizes, for tests and smoke runs
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class BenchResult:
+    name: str
+    metrics: dict[str, Any]
+    # One table per section: (title, header, rows).
+    tables: list[tuple[str, list[str], list[list[Any]]]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+BenchFn = Callable[[BenchOptions], BenchResult]
+
+# name -> module that registers it (imported lazily: benchmarks pull heavy models).
+BENCH_MODULES: dict[str, str] = {
+    "smoke": "egomem.bench.smoke",
+}
+
+_REGISTRY: dict[str, BenchFn] = {}
+
+
+def register(name: str) -> Callable[[BenchFn], BenchFn]:
+    def deco(fn: BenchFn) -> BenchFn:
+        _REGISTRY[name] = fn
+        return fn
+
+    return deco
+
+
+def available() -> list[str]:
+    return sorted(BENCH_MODULES)
+
+
+def run_bench(name: str, options: BenchOptions) -> BenchResult:
+    if name not in BENCH_MODULES:
+        raise InputError(f"unknown benchmark {name!r}; available: {', '.join(available())}")
+    importlib.import_module(BENCH_MODULES[name])
+    result = _REGISTRY[name](options)
+    if options.json_path is not None:
+        options.json_path.parent.mkdir(parents=True, exist_ok=True)
+        options.json_path.write_text(json.dumps(result.metrics, indent=2, default=_jsonable) + "\n")
+    return result
+
+
+def _jsonable(x: Any) -> Any:
+    if hasattr(x, "tolist"):
+        return x.tolist()
+    if isinstance(x, Path):
+        return str(x)
+    raise TypeError(f"not JSON serialisable: {type(x).__name__}")
+
+
+def format_table(title: str, header: list[str], rows: list[list[Any]]) -> str:
+    def cell(v: Any) -> str:
+        if isinstance(v, float):
+            return f"{v:.4f}" if abs(v) < 100 else f"{v:.1f}"
+        return str(v)
+
+    body = [[cell(v) for v in row] for row in rows]
+    widths = [max(len(h), *(len(r[i]) for r in body)) if body else len(h) for i, h in enumerate(header)]
+    line = "  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True))
+    out = [title, line, "  ".join("-" * w for w in widths)]
+    out += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in body]
+    return "\n".join(out)
+
+
+def render(result: BenchResult) -> str:
+    parts = [format_table(t, h, r) for t, h, r in result.tables]
+    parts += [f"note: {n}" for n in result.notes]
+    return "\n\n".join(parts)

@@ -1,0 +1,225 @@
+"""The `egomem` command line. Errors are one line on stderr and a non-zero exit."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from egomem.bench import BenchOptions, available, render, run_bench
+from egomem.config import Config, load_config
+from egomem.errors import EgomemError
+from egomem.store import MemoryStore, open_store
+
+
+class Context:
+    def __init__(self, config_path: str | None, data_dir: str | None) -> None:
+        self._config_path = config_path
+        self._data_dir = data_dir
+        self._config: Config | None = None
+
+    @property
+    def config(self) -> Config:
+        if self._config is None:
+            self._config = load_config(self._config_path, self._data_dir)
+        return self._config
+
+    def store(self) -> MemoryStore:
+        return open_store(self.config)
+
+
+pass_ctx = click.make_pass_decorator(Context)
+
+
+def _echo_json(obj: Any) -> None:
+    click.echo(json.dumps(obj, indent=2, ensure_ascii=False, default=str))
+
+
+@click.group()
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="TOML config file.")
+@click.option("--data-dir", type=click.Path(file_okay=False), help="Where the memory store lives.")
+@click.version_option(package_name="egomem")
+@click.pass_context
+def cli(ctx: click.Context, config_path: str | None, data_dir: str | None) -> None:
+    """egomem: lifelong memory of people for voice/vision assistants and robots."""
+    ctx.obj = Context(config_path, data_dir)
+
+
+# -- users ------------------------------------------------------------------------
+@cli.group()
+def users() -> None:
+    """Inspect and manage remembered people."""
+
+
+@users.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@pass_ctx
+def users_list(c: Context, as_json: bool) -> None:
+    store = c.store()
+    try:
+        rows = store.list_users()
+        if as_json:
+            _echo_json([u.model_dump() for u in rows])
+            return
+        if not rows:
+            click.echo("no users in the store")
+        for u in rows:
+            facts = len(store.list_facts(u.id))
+            kind = " (placeholder)" if u.placeholder else ""
+            click.echo(f"{u.id}  {u.name or '<unknown>'}{kind}  facts={facts}")
+    finally:
+        store.close()
+
+
+@users.command("show")
+@click.argument("user_id")
+@pass_ctx
+def users_show(c: Context, user_id: str) -> None:
+    store = c.store()
+    try:
+        u = store.get_user(user_id)
+        click.echo(f"id:    {u.id}\nname:  {u.name or '<unknown>'}")
+        keys = store.list_keys(user_id=u.id)
+        click.echo(
+            f"keys:  {sum(k.modality == 'face' for k in keys)} face, {sum(k.modality == 'voice' for k in keys)} voice"
+        )
+        for f in store.list_facts(u.id):
+            click.echo(f"  [{f.kind}] {f.text}  (conf {f.confidence:.2f}, from {f.source_episode or '-'})")
+        for r in store.list_relations(u.id):
+            click.echo(f"  rel: {_edge(store, r.subject_id, r.relation, r.object_id, r.object_name)}")
+    finally:
+        store.close()
+
+
+@users.command("rename")
+@click.argument("user_id")
+@click.argument("name")
+@pass_ctx
+def users_rename(c: Context, user_id: str, name: str) -> None:
+    store = c.store()
+    try:
+        u = store.rename_user(user_id, name, cause="cli rename")
+        click.echo(f"renamed {u.id} to {u.name}")
+    finally:
+        store.close()
+
+
+@users.command("delete")
+@click.argument("user_id")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@pass_ctx
+def users_delete(c: Context, user_id: str, yes: bool) -> None:
+    store = c.store()
+    try:
+        u = store.get_user(user_id)
+        if not yes and not click.confirm(f"Delete {u.name or u.id} and every memory of them?", default=False):
+            raise click.Abort()
+        report = store.delete_user(user_id, cause="cli delete")
+        parts = ", ".join(f"{v} {k}" for k, v in report.removed.items())
+        click.echo(f"deleted {user_id}: {parts}")
+    finally:
+        store.close()
+
+
+@users.command("export")
+@click.argument("user_id")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to a file instead of stdout.")
+@pass_ctx
+def users_export(c: Context, user_id: str, output: str | None) -> None:
+    store = c.store()
+    try:
+        data = store.export_user(user_id)
+    finally:
+        store.close()
+    text = json.dumps(data, indent=2, ensure_ascii=False, default=str)
+    if output:
+        Path(output).write_text(text + "\n", encoding="utf-8")
+        click.echo(f"exported {user_id} to {output}")
+    else:
+        click.echo(text)
+
+
+def _edge(store: MemoryStore, subj: str, rel: str, obj_id: str | None, obj_name: str | None) -> str:
+    def name(uid: str) -> str:
+        return store.get_user(uid).name or uid
+
+    obj = name(obj_id) if obj_id else f"{obj_name} (not met)"
+    return f"{name(subj)} -[{rel}]-> {obj}"
+
+
+@cli.command()
+@click.argument("user_id")
+@pass_ctx
+def graph(c: Context, user_id: str) -> None:
+    """Show a user's relation edges (the social graph around them)."""
+    store = c.store()
+    try:
+        store.get_user(user_id)
+        edges = store.list_relations(user_id)
+        if not edges:
+            click.echo("no relations")
+        for r in edges:
+            click.echo(_edge(store, r.subject_id, r.relation, r.object_id, r.object_name))
+    finally:
+        store.close()
+
+
+# -- bench / demo ------------------------------------------------------------------
+@cli.command()
+@click.argument("name", type=click.Choice(available()))
+@click.option("--data", type=click.Path(exists=True, file_okay=False), help="Dataset folder.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write metrics as JSON here.")
+@click.option("--quick", is_flag=True, help="Smaller sizes (smoke run).")
+@click.option("--set", "extra", multiple=True, metavar="KEY=VALUE", help="Benchmark-specific option.")
+def bench(name: str, data: str | None, json_path: str | None, quick: bool, extra: tuple[str, ...]) -> None:
+    """Run a benchmark and print its table."""
+    opts = BenchOptions(
+        data=Path(data) if data else None,
+        json_path=Path(json_path) if json_path else None,
+        quick=quick,
+        extra=dict(_kv(e) for e in extra),
+    )
+    click.echo(render(run_bench(name, opts)))
+    if json_path:
+        click.echo(f"\nmetrics written to {json_path}")
+
+
+def _kv(item: str) -> tuple[str, str]:
+    if "=" not in item:
+        raise EgomemError(f"--set expects KEY=VALUE, got {item!r}")
+    k, v = item.split("=", 1)
+    return k.strip(), v.strip()
+
+
+@cli.command()
+@pass_ctx
+def demo(c: Context) -> None:
+    """The main job: the EgoMem scenario end to end (see README)."""
+    store = c.store()
+    try:
+        n = len(store.list_users())
+        click.echo(f"memory store ready at {c.config.db_path} (schema v{store.schema_version()}, {n} users)")
+        click.echo("the audio/video demo scenario is not built yet (issue 6): nothing else to show")
+    finally:
+        store.close()
+
+
+def main(argv: list[str] | None = None) -> None:
+    try:
+        cli.main(args=argv, prog_name="egomem", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        sys.exit(1)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except EgomemError as exc:
+        click.echo(f"egomem: error: {exc}", err=True)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()

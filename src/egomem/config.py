@@ -1,0 +1,153 @@
+"""Configuration: defaults <- TOML file <- EGOMEM_* environment variables.
+
+Nothing needs configuring for the embedded default. Nested keys are set from the
+environment with a double underscore: `EGOMEM_FACE__THRESHOLD=0.55`,
+`EGOMEM_STORE__DSN=postgresql://...`. `EGOMEM_DATA_DIR` and `EGOMEM_CONFIG`
+(path of the TOML file) are the two top-level variables.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from egomem.errors import ConfigError
+
+ENV_PREFIX = "EGOMEM_"
+
+
+def default_data_dir(environ: dict[str, str] | None = None) -> Path:
+    env = os.environ if environ is None else environ
+    base = env.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "egomem"
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class StoreConfig(_Section):
+    backend: Literal["sqlite", "postgres"] = "sqlite"
+    dsn: str = ""  # PostgreSQL DSN when backend = "postgres"
+    busy_timeout_ms: int = Field(default=10_000, ge=0)
+
+
+class FaceConfig(_Section):
+    # dlib's 128-d encoder: same person when L2 distance < threshold (calibrated in BENCHMARKS.md).
+    threshold: float = Field(default=0.6, gt=0.0)
+    upsample: int = Field(default=1, ge=0, le=3)
+    min_face_px: int = Field(default=40, ge=8)
+    max_keys_per_user: int = Field(default=8, ge=1)
+
+
+class VoiceConfig(_Section):
+    threshold: float = 0.5  # on the s-normed score when snorm = true, else cosine
+    snorm: bool = True
+    snorm_top_n: int = Field(default=100, ge=1)
+    min_speech_s: float = Field(default=0.5, ge=0.0)
+    max_keys_per_user: int = Field(default=8, ge=1)
+
+
+class RetrievalConfig(_Section):
+    poll_interval_s: float = Field(default=2.0, gt=0.0)
+    window_s: float = Field(default=3.0, gt=0.0)
+    level1_budget_tokens: int = Field(default=512, ge=16)
+    level2_budget_tokens: int = Field(default=256, ge=16)
+    top_k: int = Field(default=5, ge=1)
+
+
+class LLMConfig(_Section):
+    provider: Literal["rules", "openai", "gguf"] = "rules"
+    base_url: str = ""
+    model: str = ""
+    api_key_env: str = "EGOMEM_LLM_API_KEY"  # the key itself is never written to config
+    timeout_s: float = Field(default=30.0, gt=0.0)
+    max_retries: int = Field(default=3, ge=0)
+    gguf_path: str = ""
+
+
+class ServerConfig(_Section):
+    host: str = "127.0.0.1"
+    port: int = Field(default=8765, ge=0, le=65535)
+    store_face_thumbnails: bool = False
+
+
+class Config(_Section):
+    data_dir: Path = Field(default_factory=default_data_dir)
+    store: StoreConfig = Field(default_factory=StoreConfig)
+    face: FaceConfig = Field(default_factory=FaceConfig)
+    voice: VoiceConfig = Field(default_factory=VoiceConfig)
+    retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
+    llm: LLMConfig = Field(default_factory=LLMConfig)
+    server: ServerConfig = Field(default_factory=ServerConfig)
+
+    @property
+    def db_path(self) -> Path:
+        return self.data_dir / "memory.db"
+
+
+def _env_overrides(environ: dict[str, str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, raw in environ.items():
+        if not key.startswith(ENV_PREFIX) or key in ("EGOMEM_CONFIG", "EGOMEM_LLM_API_KEY"):
+            continue
+        path = key[len(ENV_PREFIX) :].lower().split("__")
+        if path[0].startswith("test_"):
+            continue  # EGOMEM_TEST_* belong to the test suite
+        value: Any = raw
+        with contextlib.suppress(ValueError):  # numbers, booleans, lists arrive as JSON; else a string
+            value = json.loads(raw)
+        node = out
+        for part in path[:-1]:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise ConfigError(f"environment variable {key} conflicts with another EGOMEM_ variable")
+        node[path[-1]] = value
+    return out
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for k, v in over.items():
+        if isinstance(v, dict) and isinstance(merged.get(k), dict):
+            merged[k] = _merge(merged[k], v)
+        else:
+            merged[k] = v
+    return merged
+
+
+def load_config(
+    path: str | Path | None = None,
+    data_dir: str | Path | None = None,
+    environ: dict[str, str] | None = None,
+) -> Config:
+    """Build the configuration. Raises ConfigError with a one-line reason."""
+    env = dict(os.environ if environ is None else environ)
+    raw: dict[str, Any] = {}
+    file = path or env.get("EGOMEM_CONFIG")
+    if file:
+        p = Path(file)
+        try:
+            raw = tomllib.loads(p.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ConfigError(f"config file not found: {p}") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"cannot read config file {p}: {exc}") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"malformed TOML in {p}: {exc}") from None
+    raw = _merge(raw, _env_overrides(env))
+    if data_dir is not None:
+        raw["data_dir"] = str(data_dir)
+    raw.setdefault("data_dir", str(default_data_dir(env)))
+    try:
+        return Config.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(x) for x in first["loc"])
+        raise ConfigError(f"invalid config value {where}: {first['msg']}") from None

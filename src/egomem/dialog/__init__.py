@@ -1,0 +1,1 @@
+"""Dialog: the interface a full-duplex model implements, and the bundled responders."""

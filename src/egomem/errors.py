@@ -1,0 +1,25 @@
+"""Error types. Every user-facing failure is an EgomemError with a one-line message."""
+
+
+class EgomemError(Exception):
+    """Base class: the CLI prints `egomem: error: <message>` and exits non-zero."""
+
+
+class ConfigError(EgomemError):
+    """The configuration file or an EGOMEM_* variable is malformed."""
+
+
+class StoreError(EgomemError):
+    """The memory store cannot be opened or a write was refused."""
+
+
+class NotFoundError(StoreError):
+    """An id (user, fact, relation, episode, key) does not exist."""
+
+
+class DimensionError(StoreError):
+    """A vector does not have the dimension its model produces."""
+
+
+class InputError(EgomemError):
+    """Bad media or text input (corrupt image, unusable audio, malformed query)."""

@@ -1,0 +1,1 @@
+"""Identity: who is there. Key index over face/voice embeddings, thresholds, s-norm, fusion, enrollment."""

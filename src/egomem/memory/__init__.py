@@ -1,0 +1,1 @@
+"""Memory management: episodic trigger, memory extractor, memory update agent, consolidation."""

@@ -1,0 +1,1 @@
+"""Perception: raw media to embeddings and text (face detect+embed, VAD, speaker embedding, ASR)."""

@@ -1,0 +1,1 @@
+"""Runtime: the EgoMem agent running retrieval, dialog and memory management concurrently."""

@@ -1,0 +1,143 @@
+"""Typed data models shared by every layer (the "schemas" of the Letta-style split).
+
+The store persists these; retrieval renders them; memory writes them. Times are
+Unix seconds (float) so that recorded streams and live clocks mix freely.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}_{uuid.uuid4().hex[:16]}"
+
+
+def now() -> float:
+    return time.time()
+
+
+class Modality(StrEnum):
+    FACE = "face"
+    VOICE = "voice"
+
+
+class FactKind(StrEnum):
+    FACT = "fact"
+    PREFERENCE = "preference"
+    SUMMARY = "summary"
+    PERSONA = "persona"
+
+
+class Op(StrEnum):
+    ADD = "ADD"
+    UPDATE = "UPDATE"
+    DELETE = "DELETE"
+    NOOP = "NOOP"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class User(_Model):
+    id: str = Field(default_factory=lambda: new_id("u"))
+    name: str | None = None
+    # A placeholder is a person named in conversation but never seen or heard
+    # ("my colleague John"); it is merged into the real user when they are met.
+    placeholder: bool = False
+    created_at: float = Field(default_factory=now)
+    last_seen: float | None = None
+
+
+class IdentityKey(_Model):
+    """One face or voice embedding of a user, with the model it came from."""
+
+    id: int | None = None
+    user_id: str
+    modality: Modality
+    model: str
+    dim: int
+    vector: list[float]
+    created_at: float = Field(default_factory=now)
+    condition: str = ""  # free tag: e.g. "clean", "noisy", "profile-left"
+
+
+class Fact(_Model):
+    id: str = Field(default_factory=lambda: new_id("f"))
+    user_id: str
+    kind: FactKind = FactKind.FACT
+    text: str
+    confidence: float = Field(default=1.0, ge=0.0, le=1.0)
+    source_episode: str | None = None
+    source_text: str | None = None  # the utterance the fact came from (provenance)
+    created_at: float = Field(default_factory=now)
+    valid_from: float = Field(default_factory=now)
+    valid_to: float | None = None  # closed when superseded; history is kept
+    superseded_by: str | None = None
+    importance: float = Field(default=0.5, ge=0.0, le=1.0)
+    use_count: int = 0
+    last_used: float | None = None
+
+    @property
+    def is_current(self) -> bool:
+        return self.valid_to is None
+
+
+class Relation(_Model):
+    """(subject) -[relation]-> (object): the object is a known user or a bare name."""
+
+    id: str = Field(default_factory=lambda: new_id("r"))
+    subject_id: str
+    relation: str
+    object_id: str | None = None
+    object_name: str | None = None
+    source_episode: str | None = None
+    created_at: float = Field(default_factory=now)
+    valid_from: float = Field(default_factory=now)
+    valid_to: float | None = None
+
+
+class Episode(_Model):
+    id: str = Field(default_factory=lambda: new_id("e"))
+    start: float
+    end: float
+    participants: list[str] = Field(default_factory=list)
+    user_transcript: str = ""
+    assistant_transcript: str = ""
+    summary: str = ""
+    status: str = "done"  # done | failed:<reason> | pending
+    created_at: float = Field(default_factory=now)
+
+
+class HistoryEntry(_Model):
+    id: int | None = None
+    at: float = Field(default_factory=now)
+    op: Op
+    entity: str  # user | key | fact | relation | episode
+    entity_id: str
+    user_id: str | None = None
+    before: dict[str, Any] | None = None
+    after: dict[str, Any] | None = None
+    cause: str = ""
+
+
+class MemChunk(_Model):
+    """Text handed to the dialog model. Level 1: the current user's profile
+    (<= 512 tokens); level 2: facts about people the user knows (<= 256 tokens)."""
+
+    level: int = Field(ge=1, le=2)
+    text: str = ""
+    tokens: int = 0
+    user_id: str | None = None
+    at: float = Field(default_factory=now)
+
+
+class DeletionReport(_Model):
+    user_id: str
+    removed: dict[str, int]

@@ -1,0 +1,1 @@
+"""Server: the streaming WebSocket service, the memory admin REST API and the web inspector."""

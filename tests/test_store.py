@@ -1,0 +1,263 @@
+"""The memory store M: round trips, history, supersession, purge, atomicity, concurrency."""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import signal
+import sqlite3
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from egomem.errors import DimensionError, NotFoundError, StoreError
+from egomem.schemas import Episode, Fact, FactKind, Modality, Op, Relation
+from egomem.store.sqlite import SQLiteStore
+
+
+def test_user_round_trip_and_rename(store: SQLiteStore) -> None:
+    u = store.create_user("Emily")
+    assert store.get_user(u.id) == u
+    assert store.rename_user(u.id, "  Emily   Chen ").name == "Emily Chen"
+    assert [x.id for x in store.find_users_by_name("emily chen")] == [u.id]
+    store.touch_user(u.id, 123.0)
+    assert store.get_user(u.id).last_seen == 123.0
+    ops = [(h.op, h.entity) for h in store.history(u.id)]
+    assert ops == [(Op.ADD, "user"), (Op.UPDATE, "user")]
+
+
+def test_keys_round_trip_and_dimension_checks(store: SQLiteStore) -> None:
+    u = store.create_user("John")
+    v = np.linspace(-1, 1, 128).astype(np.float32)
+    k = store.add_key(u.id, Modality.FACE, v, "dlib_resnet_v1", condition="clean")
+    got = store.list_keys(Modality.FACE, user_id=u.id)
+    assert len(got) == 1 and got[0].id == k.id
+    np.testing.assert_array_equal(np.asarray(got[0].vector, dtype=np.float32), v)
+    with pytest.raises(DimensionError, match="128"):
+        store.add_key(u.id, Modality.FACE, np.zeros(64), "dlib_resnet_v1")
+    store.add_key(u.id, Modality.VOICE, np.ones(10), "custom")
+    with pytest.raises(DimensionError, match="10 dimensions"):
+        store.add_key(u.id, Modality.VOICE, np.ones(11), "custom")
+    with pytest.raises(DimensionError, match="NaN"):
+        store.add_key(u.id, Modality.VOICE, [1.0, float("nan")] * 5, "custom")
+    with pytest.raises(NotFoundError):
+        store.add_key("u_missing", Modality.FACE, v, "dlib_resnet_v1")
+    assert len(store.list_keys()) == 2  # the refused writes left nothing behind
+    store.delete_key(k.id or 0)
+    assert store.list_keys(Modality.FACE) == []
+
+
+def test_fact_supersession_keeps_history(store: SQLiteStore) -> None:
+    u = store.create_user("Ana")
+    old = store.add_fact(Fact(user_id=u.id, text="lives in Lyon", source_text="I live in Lyon"))
+    new = store.supersede_fact(old.id, Fact(user_id=u.id, text="lives in Paris"), at=1000.0)
+    current = store.list_facts(u.id)
+    assert [f.text for f in current] == ["lives in Paris"]
+    everything = {f.id: f for f in store.list_facts(u.id, include_history=True)}
+    assert everything[old.id].valid_to == 1000.0
+    assert everything[old.id].superseded_by == new.id
+    upd = [h for h in store.history(u.id) if h.op == Op.UPDATE and h.entity == "fact"]
+    assert upd[0].before is not None and upd[0].before["text"] == "lives in Lyon"
+    assert upd[0].after is not None and upd[0].after["text"] == "lives in Paris"
+    with pytest.raises(StoreError, match="already superseded"):
+        store.supersede_fact(old.id, Fact(user_id=u.id, text="lives in Rome"))
+    assert [f.text for f in store.list_facts(u.id)] == ["lives in Paris"]
+
+
+def test_fact_kinds_delete_and_use(store: SQLiteStore) -> None:
+    u = store.create_user()
+    a = store.add_fact(Fact(user_id=u.id, kind=FactKind.PREFERENCE, text="loves tennis"))
+    store.add_fact(Fact(user_id=u.id, kind=FactKind.SUMMARY, text="talked about sport"))
+    assert [f.text for f in store.list_facts(u.id, kinds=[FactKind.PREFERENCE])] == ["loves tennis"]
+    store.mark_facts_used([a.id], at=5.0)
+    assert store.get_fact(a.id).use_count == 1 and store.get_fact(a.id).last_used == 5.0
+    store.delete_fact(a.id)
+    with pytest.raises(NotFoundError):
+        store.get_fact(a.id)
+    with pytest.raises(StoreError):
+        store.add_fact(Fact(user_id=u.id, text="   "))
+
+
+def test_relations_and_episodes_round_trip(store: SQLiteStore) -> None:
+    emily, john = store.create_user("Emily"), store.create_user("John")
+    r = store.add_relation(Relation(subject_id=john.id, relation="colleague", object_id=emily.id))
+    r2 = store.add_relation(Relation(subject_id=emily.id, relation="mother", object_name="Maria"))
+    assert {x.id for x in store.list_relations(emily.id)} == {r.id, r2.id}
+    store.close_relation(r.id, at=50.0)
+    assert [x.id for x in store.list_relations(emily.id)] == [r2.id]
+    assert len(store.list_relations(emily.id, include_history=True)) == 2
+    with pytest.raises(StoreError):
+        store.add_relation(Relation(subject_id=emily.id, relation="friend"))
+    ep = store.add_episode(
+        Episode(start=1.0, end=9.0, participants=[emily.id], user_transcript="hi I'm Emily", summary="greeting")
+    )
+    assert store.get_episode(ep.id) == ep
+    ep2 = store.update_episode(
+        ep.model_copy(update={"summary": "Emily said hello", "participants": [emily.id, john.id]})
+    )
+    assert ep2.summary == "Emily said hello" and set(ep2.participants) == {emily.id, john.id}
+    assert [e.id for e in store.list_episodes(john.id)] == [ep.id]
+    with pytest.raises(StoreError):
+        store.add_episode(Episode(start=5.0, end=1.0))
+
+
+def test_merge_placeholder_into_met_user(store: SQLiteStore) -> None:
+    emily = store.create_user("Emily")
+    placeholder = store.create_user("John", placeholder=True)
+    store.add_relation(Relation(subject_id=emily.id, relation="colleague", object_id=placeholder.id))
+    store.add_fact(Fact(user_id=placeholder.id, text="plays tennis"))
+    met = store.create_user(None)
+    store.add_key(met.id, Modality.FACE, np.ones(128), "dlib_resnet_v1")
+    merged = store.merge_users(met.id, placeholder.id)
+    assert merged.name == "John" and not merged.placeholder
+    assert [f.text for f in store.list_facts(met.id)] == ["plays tennis"]
+    assert store.list_relations(emily.id)[0].object_id == met.id
+    with pytest.raises(NotFoundError):
+        store.get_user(placeholder.id)
+
+
+def _all_rows_text(db: Path) -> str:
+    """Every cell of every table, as text, to scan for a deleted person."""
+    conn = sqlite3.connect(db)
+    out = []
+    for (table,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table'"):
+        for row in conn.execute(f"SELECT * FROM {table}"):
+            out.extend(str(c) if not isinstance(c, bytes) else c.hex() for c in row)
+    conn.close()
+    return "\n".join(out)
+
+
+def test_delete_user_purges_every_trace(tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    store = SQLiteStore(db)
+    emily, john = store.create_user("Emily"), store.create_user("Zebedee")
+    face = np.full(128, 0.123456, dtype=np.float32)
+    store.add_key(john.id, Modality.FACE, face, "dlib_resnet_v1")
+    store.add_key(john.id, Modality.VOICE, np.full(256, 0.5), "resemblyzer")
+    f = store.add_fact(Fact(user_id=john.id, text="Zebedee loves quidditch"))
+    store.supersede_fact(f.id, Fact(user_id=john.id, text="Zebedee loves curling"))
+    store.add_relation(Relation(subject_id=emily.id, relation="colleague", object_id=john.id))
+    store.add_relation(Relation(subject_id=john.id, relation="friend", object_id=emily.id))
+    solo = store.add_episode(Episode(start=0, end=1, participants=[john.id], user_transcript="quidditch talk"))
+    shared = store.add_episode(Episode(start=2, end=3, participants=[john.id, emily.id], summary="both"))
+    report = store.delete_user(john.id)
+    assert report.removed["identity_keys"] == 2 and report.removed["episodes"] == 1
+    store.close()
+
+    text = _all_rows_text(db)
+    for trace in (john.id, "Zebedee", "quidditch", "curling", face.tobytes().hex()[:64], solo.id):
+        assert trace not in text, f"{trace!r} survived deletion"
+    store = SQLiteStore(db)
+    assert [u.id for u in store.list_users()] == [emily.id]
+    assert store.get_episode(shared.id).participants == [emily.id]
+    assert store.list_relations(emily.id) == []
+    assert store.history()[-1].op == Op.DELETE  # the deletion itself is logged, without the person
+    store.close()
+
+
+def test_failed_transaction_rolls_back_everything(store: SQLiteStore) -> None:
+    with pytest.raises(RuntimeError), store.transaction():
+        u = store.create_user("Half")
+        store.add_fact(Fact(user_id=u.id, text="should vanish"))
+        raise RuntimeError("crash mid-write")
+    assert store.list_users() == []
+    assert store.history() == []
+
+
+def test_unknown_ids_raise_not_found(store: SQLiteStore) -> None:
+    for call in (
+        lambda: store.get_user("nope"),
+        lambda: store.rename_user("nope", "x"),
+        lambda: store.delete_user("nope"),
+        lambda: store.get_fact("nope"),
+        lambda: store.get_episode("nope"),
+        lambda: store.close_relation("nope"),
+        lambda: store.delete_key(999),
+    ):
+        with pytest.raises(NotFoundError):
+            call()
+
+
+def test_newer_schema_is_refused(tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    SQLiteStore(db).close()
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA user_version = 999")
+    conn.close()
+    with pytest.raises(StoreError, match="newer"):
+        SQLiteStore(db)
+
+
+def test_unreadable_or_corrupt_store(tmp_path: Path) -> None:
+    bad = tmp_path / "m.db"
+    bad.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(StoreError, match="cannot open"):
+        SQLiteStore(bad)
+    assert bad.read_bytes().startswith(b"this is not a database")  # untouched
+
+
+def _writer(db: str, tag: str, n: int) -> None:
+    s = SQLiteStore(db)
+    for i in range(n):
+        with s.transaction():
+            u = s.create_user(f"{tag}-{i}")
+            s.add_fact(Fact(user_id=u.id, text=f"fact {tag} {i}"))
+            s.add_key(u.id, Modality.VOICE, np.full(256, i, dtype=np.float32), "resemblyzer")
+    s.close()
+
+
+def test_two_processes_write_concurrently(tmp_path: Path) -> None:
+    db = str(tmp_path / "m.db")
+    SQLiteStore(db).close()
+    ctx = mp.get_context("spawn")
+    procs = [ctx.Process(target=_writer, args=(db, tag, 60)) for tag in ("a", "b")]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(120)
+        assert p.exitcode == 0
+    s = SQLiteStore(db)
+    users = s.list_users()
+    assert len(users) == 120
+    assert all(len(s.list_facts(u.id)) == 1 and len(s.list_keys(user_id=u.id)) == 1 for u in users)
+    assert sqlite3.connect(db).execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    s.close()
+
+
+def _slow_writer(db: str) -> None:
+    s = SQLiteStore(db)
+    i = 0
+    while True:  # killed from outside, possibly mid-transaction
+        with s.transaction():
+            u = s.create_user(f"w{i}")
+            s.add_fact(Fact(user_id=u.id, text=f"f{i}"))
+            time.sleep(0.002)
+            s.add_key(u.id, Modality.FACE, np.ones(128), "dlib_resnet_v1")
+        i += 1
+
+
+def test_killed_writer_leaves_store_consistent(tmp_path: Path) -> None:
+    db = str(tmp_path / "m.db")
+    SQLiteStore(db).close()
+    p = mp.get_context("spawn").Process(target=_slow_writer, args=(db,))
+    p.start()
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        time.sleep(0.3)
+        probe = SQLiteStore(db)
+        n = len(probe.list_users())
+        probe.close()
+        if n >= 20:
+            break
+    assert p.pid is not None
+    os.kill(p.pid, signal.SIGKILL)
+    p.join()
+    s = SQLiteStore(db)
+    users = s.list_users()
+    assert len(users) >= 20
+    # Every committed user is whole: no user without its fact and key.
+    assert all(len(s.list_facts(u.id)) == 1 and len(s.list_keys(user_id=u.id)) == 1 for u in users)
+    assert sqlite3.connect(db).execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    s.close()
