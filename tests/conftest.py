@@ -1,7 +1,9 @@
+"""Shared fixtures. Tests for each area live in tests/<area>/."""
+
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -21,9 +23,20 @@ def store(tmp_path: Path) -> Iterator[SQLiteStore]:
     s.close()
 
 
-def shared_data(name: str) -> Path:
-    """A folder of ../shared/data, or skip the test where it is absent."""
-    p = SHARED_DATA / name
-    if not p.exists():
-        pytest.skip(f"../shared/data/{name} is not present")
-    return p
+@pytest.fixture
+def shared_data() -> Callable[[str], Path]:
+    """`shared_data("faces_lfw_subset_10x10")`: a folder of ../shared/data, or skip where absent."""
+
+    def get(name: str) -> Path:
+        p = SHARED_DATA / name
+        if not p.exists():
+            pytest.skip(f"../shared/data/{name} is not present")
+        return p
+
+    return get
+
+
+@pytest.fixture
+def test_data() -> Path:
+    """tests/data: small samples copied with their SOURCE.md attribution."""
+    return TEST_DATA

@@ -2,14 +2,16 @@
 
 A benchmark is a function registered under a name. It receives the options the
 CLI collected and returns a BenchResult; printing and JSON writing are shared.
-Benchmark modules register themselves on import; `BENCH_MODULES` lists them so
-that the CLI can load a benchmark without importing every heavy dependency.
+A benchmark named NAME lives in `egomem/bench/NAME.py` and registers itself with
+`@register("NAME")` on import; modules are found by name and imported lazily, so the
+CLI loads only the benchmark it runs (they pull heavy models).
 """
 
 from __future__ import annotations
 
 import importlib
 import json
+import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,11 +39,6 @@ class BenchResult:
 
 BenchFn = Callable[[BenchOptions], BenchResult]
 
-# name -> module that registers it (imported lazily: benchmarks pull heavy models).
-BENCH_MODULES: dict[str, str] = {
-    "smoke": "egomem.bench.smoke",
-}
-
 _REGISTRY: dict[str, BenchFn] = {}
 
 
@@ -54,13 +51,14 @@ def register(name: str) -> Callable[[BenchFn], BenchFn]:
 
 
 def available() -> list[str]:
-    return sorted(BENCH_MODULES)
+    here = Path(__file__).parent
+    return sorted(m.name for m in pkgutil.iter_modules([str(here)]) if not m.name.startswith("_"))
 
 
 def run_bench(name: str, options: BenchOptions) -> BenchResult:
-    if name not in BENCH_MODULES:
+    if name not in available():
         raise InputError(f"unknown benchmark {name!r}; available: {', '.join(available())}")
-    importlib.import_module(BENCH_MODULES[name])
+    importlib.import_module(f"egomem.bench.{name}")
     result = _REGISTRY[name](options)
     if options.json_path is not None:
         options.json_path.parent.mkdir(parents=True, exist_ok=True)

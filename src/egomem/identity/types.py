@@ -1,0 +1,55 @@
+"""The contract between perception, identity and retrieval.
+
+Perception turns media into observations; the identity layer turns observations
+into an Identification; the retrieval process consumes Identifications. Keep these
+types stable: several layers depend on them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Protocol
+
+import numpy as np
+
+
+@dataclass
+class FaceObservation:
+    vector: np.ndarray  # 128-d dlib embedding
+    box: tuple[int, int, int, int]  # top, right, bottom, left in the frame's pixels
+    frame_index: int = 0
+
+
+@dataclass
+class VoiceObservation:
+    vector: np.ndarray  # 256-d resemblyzer embedding (L2-normalised)
+    speech_s: float  # seconds of speech the embedding was computed from
+
+
+class IdentityStatus(StrEnum):
+    KNOWN = "known"  # matched an enrolled user
+    NEW = "new"  # a face or voice was observed but matches nobody
+    UNKNOWN = "unknown"  # nothing usable observed (no face, no speech)
+
+
+@dataclass
+class Identification:
+    status: IdentityStatus
+    user_id: str | None = None
+    face_distance: float | None = None  # L2 to the best key of user_id (lower is closer)
+    voice_score: float | None = None  # s-normed (or cosine) score to user_id (higher is closer)
+    face: FaceObservation | None = None
+    voice: VoiceObservation | None = None
+    # Other candidates, best first: (user_id, fused confidence in [0, 1]).
+    candidates: list[tuple[str, float]] = field(default_factory=list)
+
+
+class Identifier(Protocol):
+    """What the retrieval process calls every poll."""
+
+    def identify(self, audio: np.ndarray | None, frames: Sequence[np.ndarray]) -> Identification:
+        """`audio`: the last seconds of the listening channel, 16 kHz mono float32 (or None);
+        `frames`: recent video frames, RGB uint8 HxWx3 (may be empty)."""
+        ...
