@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import os
 import signal
 import sqlite3
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -198,51 +199,53 @@ def test_unreadable_or_corrupt_store(tmp_path: Path) -> None:
     assert bad.read_bytes().startswith(b"this is not a database")  # untouched
 
 
-def _writer(db: str, tag: str, n: int) -> None:
+WRITER = """
+import sys, time
+import numpy as np
+from egomem.schemas import Fact, Modality
+from egomem.store.sqlite import SQLiteStore
+db, tag, n, pause = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
+s = SQLiteStore(db)
+i = 0
+while n < 0 or i < n:  # n < 0: write until killed from outside, possibly mid-transaction
+    with s.transaction():
+        u = s.create_user(f"{tag}-{i}")
+        s.add_fact(Fact(user_id=u.id, text=f"fact {tag} {i}"))
+        time.sleep(pause)
+        s.add_key(u.id, Modality.VOICE, np.full(256, i, dtype=np.float32), "resemblyzer")
+    i += 1
+s.close()
+"""
+
+
+def _spawn_writer(db: str, tag: str, n: int, pause: float = 0.0) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, "-c", WRITER, db, tag, str(n), str(pause)])
+
+
+def _assert_consistent(db: str, at_least: int) -> int:
     s = SQLiteStore(db)
-    for i in range(n):
-        with s.transaction():
-            u = s.create_user(f"{tag}-{i}")
-            s.add_fact(Fact(user_id=u.id, text=f"fact {tag} {i}"))
-            s.add_key(u.id, Modality.VOICE, np.full(256, i, dtype=np.float32), "resemblyzer")
+    users = s.list_users()
+    assert len(users) >= at_least
+    # Every committed user is whole: never a user without its fact and key.
+    assert all(len(s.list_facts(u.id)) == 1 and len(s.list_keys(user_id=u.id)) == 1 for u in users)
     s.close()
+    assert sqlite3.connect(db).execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    return len(users)
 
 
 def test_two_processes_write_concurrently(tmp_path: Path) -> None:
     db = str(tmp_path / "m.db")
     SQLiteStore(db).close()
-    ctx = mp.get_context("spawn")
-    procs = [ctx.Process(target=_writer, args=(db, tag, 60)) for tag in ("a", "b")]
+    procs = [_spawn_writer(db, tag, 60) for tag in ("a", "b")]
     for p in procs:
-        p.start()
-    for p in procs:
-        p.join(120)
-        assert p.exitcode == 0
-    s = SQLiteStore(db)
-    users = s.list_users()
-    assert len(users) == 120
-    assert all(len(s.list_facts(u.id)) == 1 and len(s.list_keys(user_id=u.id)) == 1 for u in users)
-    assert sqlite3.connect(db).execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    s.close()
-
-
-def _slow_writer(db: str) -> None:
-    s = SQLiteStore(db)
-    i = 0
-    while True:  # killed from outside, possibly mid-transaction
-        with s.transaction():
-            u = s.create_user(f"w{i}")
-            s.add_fact(Fact(user_id=u.id, text=f"f{i}"))
-            time.sleep(0.002)
-            s.add_key(u.id, Modality.FACE, np.ones(128), "dlib_resnet_v1")
-        i += 1
+        assert p.wait(120) == 0
+    assert _assert_consistent(db, 120) == 120
 
 
 def test_killed_writer_leaves_store_consistent(tmp_path: Path) -> None:
     db = str(tmp_path / "m.db")
     SQLiteStore(db).close()
-    p = mp.get_context("spawn").Process(target=_slow_writer, args=(db,))
-    p.start()
+    p = _spawn_writer(db, "w", -1, pause=0.002)
     deadline = time.time() + 60
     while time.time() < deadline:
         time.sleep(0.3)
@@ -251,13 +254,6 @@ def test_killed_writer_leaves_store_consistent(tmp_path: Path) -> None:
         probe.close()
         if n >= 20:
             break
-    assert p.pid is not None
     os.kill(p.pid, signal.SIGKILL)
-    p.join()
-    s = SQLiteStore(db)
-    users = s.list_users()
-    assert len(users) >= 20
-    # Every committed user is whole: no user without its fact and key.
-    assert all(len(s.list_facts(u.id)) == 1 and len(s.list_keys(user_id=u.id)) == 1 for u in users)
-    assert sqlite3.connect(db).execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    s.close()
+    p.wait()
+    _assert_consistent(db, 20)
