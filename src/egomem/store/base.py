@@ -115,6 +115,13 @@ class MemoryStore(abc.ABC):
     def delete_fact(self, fact_id: str, *, cause: str = "") -> None: ...
 
     @abc.abstractmethod
+    def close_fact(
+        self, fact_id: str, *, at: float | None = None, superseded_by: str | None = None, cause: str = ""
+    ) -> Fact:
+        """End a fact's validity without a replacement row (a retraction, or a duplicate merged
+        into `superseded_by`); the row is kept, history gets a DELETE entry with both states."""
+
+    @abc.abstractmethod
     def mark_facts_used(self, fact_ids: Sequence[str], at: float) -> None:
         """Reinforce retrieved facts (use count, last use) for memory strength."""
 

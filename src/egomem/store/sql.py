@@ -412,6 +412,21 @@ class SQLStore(MemoryStore):
             self._execute("DELETE FROM facts WHERE id = ?", (fact_id,))
             self._log(Op.DELETE, "fact", fact_id, old.user_id, old.model_dump(), None, cause)
 
+    def close_fact(
+        self, fact_id: str, *, at: float | None = None, superseded_by: str | None = None, cause: str = ""
+    ) -> Fact:
+        at = now() if at is None else at
+        with self.transaction():
+            old = self.get_fact(fact_id)
+            if old.valid_to is not None:
+                raise StoreError(f"fact {fact_id} is already closed")
+            if superseded_by is not None and self.get_fact(superseded_by).user_id != old.user_id:
+                raise StoreError("a fact can only be merged into a fact of the same user")
+            self._execute("UPDATE facts SET valid_to = ?, superseded_by = ? WHERE id = ?", (at, superseded_by, fact_id))
+            new = self.get_fact(fact_id)
+            self._log(Op.DELETE, "fact", fact_id, old.user_id, old.model_dump(), new.model_dump(), cause)
+        return new
+
     def mark_facts_used(self, fact_ids: Sequence[str], at: float) -> None:
         if not fact_ids:
             return

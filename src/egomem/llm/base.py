@@ -1,0 +1,115 @@
+"""The one LLM interface: a named task, a pydantic payload in, a validated pydantic object out.
+
+Extraction and update are *tasks*. A chat backend (OpenAI-compatible HTTP, local GGUF)
+renders the task's versioned prompt file with the payload, asks the model for JSON
+constrained by the output schema, and validates the answer; the rule-based backend
+runs deterministic code for the same task. Callers never see which one answered.
+"""
+
+from __future__ import annotations
+
+import abc
+import json
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from egomem.errors import EgomemError
+from egomem.llm.prompts import render_prompt
+
+T = TypeVar("T", bound=BaseModel)
+
+
+class LLMError(EgomemError):
+    """A task could not be answered. `reason` is short and stable enough to store
+    (e.g. in an episode's `failed:<reason>` status)."""
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason = reason
+        self.detail = detail
+
+
+@dataclass
+class Usage:
+    """Token and call accounting, summed over the provider's lifetime."""
+
+    calls: int = 0
+    failures: int = 0
+    retries: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+class LLMProvider(abc.ABC):
+    """Answers named tasks with validated structured output."""
+
+    name: str = "abstract"
+
+    def __init__(self) -> None:
+        self.usage = Usage()
+
+    @abc.abstractmethod
+    def run(self, task: str, payload: BaseModel, schema: type[T]) -> T:
+        """Answer `task` for `payload` as an instance of `schema`; raise LLMError on failure."""
+
+
+@dataclass
+class ChatReply:
+    content: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+class ChatProvider(LLMProvider):
+    """A backend that talks to a chat model; subclasses implement `chat` only."""
+
+    def __init__(self, prompt_version: int = 1) -> None:
+        super().__init__()
+        self.prompt_version = prompt_version
+
+    @abc.abstractmethod
+    def chat(self, messages: list[dict[str, str]], json_schema: dict[str, Any], schema_name: str) -> ChatReply:
+        """One completion constrained to `json_schema`; raise LLMError when the backend fails."""
+
+    def run(self, task: str, payload: BaseModel, schema: type[T]) -> T:
+        system, user = render_prompt(task, payload.model_dump_json(indent=1), self.prompt_version)
+        json_schema = schema.model_json_schema()
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        self.usage.calls += 1
+        try:
+            reply = self.chat(messages, json_schema, schema.__name__)
+        except LLMError:
+            self.usage.failures += 1
+            raise
+        self.usage.prompt_tokens += reply.prompt_tokens
+        self.usage.completion_tokens += reply.completion_tokens
+        try:
+            return parse_json_reply(reply.content, schema)
+        except LLMError:
+            self.usage.failures += 1
+            raise
+
+
+def parse_json_reply(content: str, schema: type[T]) -> T:
+    """Validate a model's JSON answer. Tolerates a ```json fence (some servers add one
+    even under a response_format); anything else malformed is an LLMError."""
+    text = content.strip()
+    if text.startswith("```"):
+        text = text.strip("`")
+        text = text[4:] if text.lower().startswith("json") else text
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise LLMError("malformed JSON", f"{exc.msg} at char {exc.pos}") from None
+    try:
+        return schema.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(x) for x in first["loc"]) or "<root>"
+        raise LLMError("wrong JSON shape", f"{where}: {first['msg']}") from None

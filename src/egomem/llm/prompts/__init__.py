@@ -1,0 +1,28 @@
+"""Versioned prompt files `<task>.v<N>.md`: the system prompt, a line `---user---`, the user
+template with `{{payload}}` where the task's JSON input goes. The prompts are part of the
+repository (the paper never published its own), so a change is a new version file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from egomem.errors import ConfigError
+
+PROMPT_DIR = Path(__file__).parent
+SPLIT = "---user---"
+
+
+def prompt_path(task: str, version: int) -> Path:
+    return PROMPT_DIR / f"{task}.v{version}.md"
+
+
+def render_prompt(task: str, payload_json: str, version: int = 1) -> tuple[str, str]:
+    """(system, user) messages of `task`, with the payload substituted."""
+    path = prompt_path(task, version)
+    if not path.is_file():
+        raise ConfigError(f"no prompt file for task {task!r} version {version}: {path.name}")
+    text = path.read_text(encoding="utf-8")
+    if SPLIT not in text or "{{payload}}" not in text:
+        raise ConfigError(f"prompt file {path.name} needs a {SPLIT} line and a {{{{payload}}}} slot")
+    system, user = text.split(SPLIT, 1)
+    return system.strip(), user.strip().replace("{{payload}}", payload_json)

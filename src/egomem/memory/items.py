@@ -1,0 +1,96 @@
+"""The memory tasks' input and output schemas (the JSON an LLM must produce, and the
+rule-based backend produces the same). Every extracted item carries its source utterance."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+ItemKind = Literal["name", "fact", "preference", "summary", "relation"]
+OpName = Literal["ADD", "UPDATE", "DELETE", "NOOP"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Turn(_Model):
+    speaker: Literal["user", "assistant"]
+    text: str
+    start: float | None = None  # seconds (stream time), when known
+    end: float | None = None
+
+
+class SessionText(_Model):
+    """Input of the `extract` task: one finished session of one user."""
+
+    episode_id: str
+    start: float
+    end: float
+    date: str = Field(description="the session's date, e.g. '8 May 2023'")
+    turns: list[Turn]
+    user_name: str | None = Field(default=None, description="the user's name if already known")
+
+    def user_turns(self) -> list[Turn]:
+        return [t for t in self.turns if t.speaker == "user" and t.text.strip()]
+
+
+class ExtractedItem(_Model):
+    kind: ItemKind
+    # Third-person text without the subject ("lives in Paris"); for `name`, the name itself.
+    text: str = Field(min_length=1, max_length=1000)
+    source_text: str = Field(min_length=1, description="the user's utterance the item comes from")
+    # Relations: "John is my colleague" -> relation=colleague, person=John, user_is_subject=True
+    # (read: person is the user's <relation>); "I am Ana's boyfriend" -> person=Ana,
+    # relation=boyfriend, user_is_subject=False (the user is Ana's boyfriend).
+    relation: str = ""
+    person: str = ""
+    user_is_subject: bool = True
+    # The user says this no longer holds ("I don't have a car anymore"): retract, don't add.
+    retract: bool = False
+    importance: float = Field(default=0.5, ge=0.0, le=1.0)
+
+
+class Extraction(_Model):
+    """Output of the `extract` task."""
+
+    items: list[ExtractedItem] = Field(default_factory=list)
+
+
+class KnownFact(_Model):
+    id: str
+    kind: str
+    text: str
+
+
+class Candidate(_Model):
+    """An item to decide on, with the current facts most similar to it (by embedding)."""
+
+    index: int
+    item: ExtractedItem
+    similar: list[KnownFact] = Field(default_factory=list)
+    similarity: list[float] = Field(default_factory=list)
+
+
+class UpdateInput(_Model):
+    """Input of the `update` task: the user's current memory and the new items."""
+
+    user_name: str | None = None
+    facts: list[KnownFact]
+    candidates: list[Candidate]
+    duplicate_cosine: float = Field(default=0.88, description="similarity at which an item repeats a fact")
+
+
+class Decision(_Model):
+    index: int = Field(description="the candidate's index")
+    op: OpName
+    target: str | None = Field(default=None, description="the existing fact id for UPDATE, DELETE and NOOP")
+    text: str = Field(default="", description="final fact text for ADD/UPDATE (defaults to the item's text)")
+    reason: str = ""
+
+
+class UpdatePlan(_Model):
+    """Output of the `update` task: one decision per candidate."""
+
+    decisions: list[Decision] = Field(default_factory=list)

@@ -1,0 +1,155 @@
+"""Turning one finished session into memory: extract, identify the user, update, record.
+
+`MemoryManager.process` is the whole of it. Models run before the write transaction;
+the user, keys, facts, relations and the episode are then written in one transaction.
+A session that cannot be processed (nothing said, backend down, invalid answer) is
+recorded as an episode with status `failed:<reason>` and its transcripts, so it can be
+retried with `retry`, and memory is not touched.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from egomem.identity.types import Identification, IdentityStatus
+from egomem.llm.base import LLMError, LLMProvider
+from egomem.memory.config import MemoryConfig
+from egomem.memory.extractor import ExtractResult, MemoryExtractor
+from egomem.memory.items import ExtractedItem, SessionText, Turn
+from egomem.memory.social import adopt_name, link_relation
+from egomem.memory.updater import Applied, Encoder, MemoryUpdater
+from egomem.schemas import Episode, Modality
+from egomem.store.base import MemoryStore
+
+FACE_MODEL = "dlib_resnet_v1"
+VOICE_MODEL = "resemblyzer"
+
+
+@dataclass
+class SessionOutcome:
+    episode_id: str
+    ok: bool
+    user_id: str | None = None
+    reason: str = ""
+    items: list[ExtractedItem] = field(default_factory=list)
+    applied: Applied = field(default_factory=Applied)
+    notes: list[str] = field(default_factory=list)
+
+
+class MemoryManager:
+    def __init__(
+        self, store: MemoryStore, provider: LLMProvider, encoder: Encoder, config: MemoryConfig | None = None
+    ) -> None:
+        self.store = store
+        self.config = config or MemoryConfig()
+        self.extractor = MemoryExtractor(provider)
+        self.updater = MemoryUpdater(store, provider, encoder, self.config)
+
+    def process(self, session: SessionText, identification: Identification | None = None) -> SessionOutcome:
+        known = identification.user_id if identification and identification.status == IdentityStatus.KNOWN else None
+        if not session.user_turns():
+            return self._failed(session, known, "empty session")
+        try:
+            extracted = self.extractor.extract(session)
+            name = next((it.text for it in extracted.items if it.kind == "name"), None)
+            user_id = known or self._user_by_name(name, identification)
+            user_name = self.store.get_user(user_id).name if user_id else name
+            plan = self.updater.plan(user_id, user_name, extracted.items)
+        except LLMError as exc:
+            return self._failed(session, known, exc.reason, exc.detail)
+        with self.store.transaction():
+            return self._write(session, identification, user_id, extracted, plan)
+
+    def retry(self, episode_id: str, identification: Identification | None = None) -> SessionOutcome:
+        """Process a failed episode again from its stored transcripts (one turn per line)."""
+        ep = self.store.get_episode(episode_id)
+        turns = [Turn(speaker="user", text=t) for t in ep.user_transcript.splitlines() if t.strip()]
+        turns += [Turn(speaker="assistant", text=t) for t in ep.assistant_transcript.splitlines() if t.strip()]
+        session = SessionText(episode_id=ep.id, start=ep.start, end=ep.end, date=_date(ep.start), turns=turns)
+        if identification is None and ep.participants:
+            identification = Identification(status=IdentityStatus.KNOWN, user_id=ep.participants[0])
+        return self.process(session, identification)
+
+    # -- internals -------------------------------------------------------------------
+    def _user_by_name(self, name: str | None, ident: Identification | None) -> str | None:
+        """Without a face/voice match, a text-only session whose user says the name of exactly
+        one real user is theirs; a new face or voice is always a new person."""
+        if name is None or (ident is not None and ident.status == IdentityStatus.NEW):
+            return None
+        real = [u for u in self.store.find_users_by_name(name) if not u.placeholder]
+        return real[0].id if len(real) == 1 else None
+
+    def _write(
+        self,
+        session: SessionText,
+        ident: Identification | None,
+        user_id: str | None,
+        extracted: ExtractResult,
+        plan: object,
+    ) -> SessionOutcome:
+        cause = f"session {session.episode_id}"
+        notes = [f"dropped '{it.text}': {why}" for it, why in extracted.dropped]
+        if user_id is None:
+            user_id = self.store.create_user(cause=f"{cause}: new person").id
+            notes.append("new user")
+            if ident is not None and ident.face is not None:
+                self.store.add_key(user_id, Modality.FACE, ident.face.vector, FACE_MODEL, cause=cause)
+            if ident is not None and ident.voice is not None:
+                self.store.add_key(user_id, Modality.VOICE, ident.voice.vector, VOICE_MODEL, cause=cause)
+        self.store.touch_user(user_id, session.end)
+        summary = next((it.text for it in extracted.items if it.kind == "summary"), "")
+        episode = self._episode(session, [user_id], "done", summary)
+        if self._exists(session.episode_id):
+            self.store.update_episode(episode, cause=cause)
+        else:
+            self.store.add_episode(episode, cause=cause)
+        for it in extracted.items:
+            if it.kind == "name":
+                notes.append(adopt_name(self.store, user_id, it.text, cause=cause))
+        from egomem.memory.items import UpdatePlan
+
+        assert isinstance(plan, UpdatePlan)
+        applied = self.updater.apply(
+            user_id, extracted.items, plan, episode_id=session.episode_id, at=session.start, cause=cause
+        )
+        for it in extracted.items:
+            if it.kind == "relation":
+                rel = link_relation(
+                    self.store, user_id, it, episode_id=session.episode_id, at=session.start, cause=cause
+                )
+                if rel is not None:
+                    applied.ops.append(("ADD", rel.id, it.text))
+        return SessionOutcome(session.episode_id, True, user_id, "", extracted.items, applied, notes)
+
+    def _exists(self, episode_id: str) -> bool:
+        return any(e.id == episode_id for e in self.store.list_episodes())
+
+    def _episode(self, session: SessionText, participants: list[str], status: str, summary: str = "") -> Episode:
+        return Episode(
+            id=session.episode_id,
+            start=session.start,
+            end=session.end,
+            participants=participants,
+            user_transcript="\n".join(t.text.strip() for t in session.turns if t.speaker == "user" and t.text.strip()),
+            assistant_transcript="\n".join(
+                t.text.strip() for t in session.turns if t.speaker == "assistant" and t.text.strip()
+            ),
+            summary=summary,
+            status=status,
+        )
+
+    def _failed(self, session: SessionText, user_id: str | None, reason: str, detail: str = "") -> SessionOutcome:
+        episode = self._episode(session, [user_id] if user_id else [], f"failed:{reason}")
+        cause = f"session {session.episode_id}: failed: {reason}"
+        if self._exists(session.episode_id):
+            self.store.update_episode(episode, cause=cause)
+        else:
+            self.store.add_episode(episode, cause=cause)
+        return SessionOutcome(session.episode_id, False, user_id, reason, notes=[detail] if detail else [])
+
+
+def _date(t: float) -> str:
+    from datetime import UTC, datetime
+
+    d = datetime.fromtimestamp(t, UTC)
+    return f"{d.day} {d:%B %Y}"

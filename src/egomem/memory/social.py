@@ -1,0 +1,80 @@
+"""Linking people named in conversation to the social graph.
+
+A relation's convention (shared with retrieval): the edge (subject) -[word]-> (object)
+reads "object is subject's <word>". "John is my colleague" from user U is U -colleague->
+John; "I am Ana's boyfriend" is Ana -boyfriend-> U. A name that matches nobody becomes a
+placeholder person, merged into the real user when they are met and say their name.
+"""
+
+from __future__ import annotations
+
+from egomem.memory.items import ExtractedItem
+from egomem.schemas import Relation, User
+from egomem.store.base import MemoryStore
+
+# A new word between the same two people replaces the old one within these groups
+# ("friend" -> "boyfriend" -> "ex"); other words coexist ("colleague" and "friend").
+_EXCLUSIVE_GROUP = {
+    "friend", "best friend", "boyfriend", "girlfriend", "partner", "spouse", "wife", "husband",
+    "fiancé", "fiancée", "fiance", "fiancee", "ex",
+}  # fmt: skip
+
+
+def _connected(store: MemoryStore, user_id: str) -> set[str]:
+    ids: set[str] = set()
+    for r in store.list_relations(user_id):
+        ids.update(x for x in (r.subject_id, r.object_id) if x and x != user_id)
+    return ids
+
+
+def resolve_person(store: MemoryStore, user_id: str, name: str, *, cause: str) -> User:
+    """The user `name` refers to, seen from `user_id`: an existing person of that name
+    (one already linked to `user_id` first, then a real user over a placeholder), or a new
+    placeholder person."""
+    matches = [u for u in store.find_users_by_name(name) if u.id != user_id]
+    if matches:
+        linked = _connected(store, user_id)
+        matches.sort(key=lambda u: (u.id not in linked, u.placeholder, u.created_at))
+        return matches[0]
+    return store.create_user(name, placeholder=True, cause=cause)
+
+
+def link_relation(
+    store: MemoryStore, user_id: str, item: ExtractedItem, *, episode_id: str, at: float, cause: str
+) -> Relation | None:
+    """Write the relation `item` states (None, with a NOOP row, when it is already known)."""
+    other = resolve_person(store, user_id, item.person, cause=cause)
+    subject, obj = (user_id, other.id) if item.user_is_subject else (other.id, user_id)
+    word = item.relation.lower().strip()
+    for r in store.list_relations(user_id):
+        if {r.subject_id, r.object_id} != {subject, obj}:
+            continue
+        if r.relation == word and r.subject_id == subject:
+            store.log_noop("relation", r.id, user_id, {"item": item.text}, f"{cause}: relation already known")
+            return None
+        if word in _EXCLUSIVE_GROUP and r.relation in _EXCLUSIVE_GROUP:
+            store.close_relation(r.id, at=at, cause=f"{cause}: now {word}, no longer {r.relation}")
+    rel = Relation(subject_id=subject, relation=word, object_id=obj, source_episode=episode_id, valid_from=at)
+    return store.add_relation(rel, cause=f"{cause}: {item.source_text[:200]}")
+
+
+def adopt_name(store: MemoryStore, user_id: str, name: str, *, cause: str) -> str:
+    """Record the name the user said. A placeholder of that name (someone talked about
+    before being met) is merged into this user. Returns what was done, for the report."""
+    user = store.get_user(user_id)
+    placeholders = [u for u in store.find_users_by_name(name) if u.placeholder and u.id != user_id]
+    done = []
+    if user.name is None:
+        store.rename_user(user_id, name, cause=cause)
+        done.append("named")
+    elif user.name.lower() != name.lower():
+        store.log_noop("user", user_id, user_id, {"said": name, "known": user.name}, f"{cause}: name differs, kept")
+        return "name differs"
+    if len(placeholders) == 1:
+        store.merge_users(user_id, placeholders[0].id, cause=f"{cause}: met {name}, placeholder merged")
+        done.append("placeholder merged")
+    elif len(placeholders) > 1:
+        # Several unmet people share the name: merging needs more context than a name.
+        store.log_noop("user", user_id, user_id, {"placeholders": [p.id for p in placeholders]}, f"{cause}: ambiguous")
+        done.append("placeholders ambiguous")
+    return ", ".join(done) or "name known"

@@ -1,0 +1,131 @@
+"""The memory update agent: decide ADD / UPDATE / DELETE / NOOP per extracted item, then apply.
+
+Deciding (`plan`) reads the store and may call a slow model, so it runs outside any
+write transaction; applying (`apply`) validates the whole plan first and then writes it
+in one transaction, so a bad plan or a crash leaves memory as it was. Every decision,
+NOOP included, lands in the operation history with its reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+
+from egomem.llm.base import LLMError, LLMProvider
+from egomem.memory.config import MemoryConfig
+from egomem.memory.items import Candidate, Decision, ExtractedItem, KnownFact, UpdateInput, UpdatePlan
+from egomem.schemas import Fact, FactKind
+from egomem.store.base import MemoryStore
+
+_KIND = {"fact": FactKind.FACT, "preference": FactKind.PREFERENCE, "summary": FactKind.SUMMARY}
+
+
+class Encoder(Protocol):
+    """What near-duplicate detection needs (egomem.retrieval.encoder.TextEncoder fits)."""
+
+    def encode(self, texts: list[str]) -> np.ndarray: ...
+
+
+@dataclass
+class Applied:
+    ops: list[tuple[str, str, str]] = field(default_factory=list)  # (op, fact id or "", text)
+
+    def count(self, op: str) -> int:
+        return sum(1 for o, _, _ in self.ops if o == op)
+
+
+class MemoryUpdater:
+    def __init__(self, store: MemoryStore, provider: LLMProvider, encoder: Encoder, config: MemoryConfig) -> None:
+        self.store = store
+        self.provider = provider
+        self.encoder = encoder
+        self.config = config
+
+    def candidates(self, facts: list[Fact], items: list[ExtractedItem]) -> list[Candidate]:
+        """Each item with its most similar current facts (summaries are compared with nothing)."""
+        known = [f for f in facts if f.kind != FactKind.SUMMARY]
+        out = [Candidate(index=i, item=it) for i, it in enumerate(items)]
+        probe = [c for c in out if c.item.kind != "summary"]
+        if not known or not probe:
+            return out
+        emb = self.encoder.encode([f.text for f in known] + [c.item.text for c in probe])
+        sims = emb[len(known) :] @ emb[: len(known)].T
+        k = self.config.similar_top_k
+        for c, row in zip(probe, sims, strict=True):
+            best = np.argsort(-row)[:k]
+            c.similar = [KnownFact(id=known[j].id, kind=known[j].kind.value, text=known[j].text) for j in best]
+            c.similarity = [round(float(row[j]), 4) for j in best]
+        return out
+
+    def plan(self, user_id: str | None, user_name: str | None, items: list[ExtractedItem]) -> UpdatePlan:
+        """Ask the provider for decisions on the fact-like items (names and relations are
+        linked by graph code, not decided). Raises LLMError; writes nothing."""
+        facts = self.store.list_facts(user_id) if user_id else []
+        fact_items = [it for it in items if it.kind in _KIND]
+        inp = UpdateInput(
+            user_name=user_name,
+            facts=[KnownFact(id=f.id, kind=f.kind.value, text=f.text) for f in facts if f.kind != FactKind.SUMMARY],
+            candidates=self.candidates(facts, fact_items),
+            duplicate_cosine=self.config.duplicate_cosine,
+        )
+        plan = self.provider.run("update", inp, UpdatePlan)
+        return _checked(plan, inp, {f.id for f in facts})
+
+    def apply(
+        self, user_id: str, items: list[ExtractedItem], plan: UpdatePlan, *, episode_id: str, at: float, cause: str
+    ) -> Applied:
+        """Write the plan for `user_id` (call inside the caller's transaction)."""
+        fact_items = [it for it in items if it.kind in _KIND]
+        done = Applied()
+        closed: set[str] = set()
+        for d in plan.decisions:
+            item = fact_items[d.index]
+            text = (d.text or item.text).strip()
+            why = f"{cause}: {d.reason}" if d.reason else cause
+            if d.op in ("UPDATE", "DELETE") and d.target in closed:
+                d = Decision(index=d.index, op="NOOP", target=d.target, reason="target already replaced this session")
+            new = Fact(
+                user_id=user_id,
+                kind=_KIND[item.kind],
+                text=text,
+                source_episode=episode_id,
+                source_text=item.source_text,
+                importance=item.importance,
+                valid_from=at,
+            )
+            if d.op == "ADD":
+                self.store.add_fact(new, cause=why)
+                done.ops.append(("ADD", new.id, text))
+            elif d.op == "UPDATE" and d.target:
+                self.store.supersede_fact(d.target, new, at=at, cause=why)
+                closed.add(d.target)
+                done.ops.append(("UPDATE", new.id, text))
+            elif d.op == "DELETE" and d.target:
+                self.store.close_fact(d.target, at=at, cause=why)
+                closed.add(d.target)
+                done.ops.append(("DELETE", d.target, item.text))
+            else:
+                detail = {"item": item.text, "source_text": item.source_text, "episode": episode_id}
+                self.store.log_noop("fact", d.target or f"item:{d.index}", user_id, detail, why)
+                done.ops.append(("NOOP", d.target or "", item.text))
+        return done
+
+
+def _checked(plan: UpdatePlan, inp: UpdateInput, fact_ids: set[str]) -> UpdatePlan:
+    """One decision per candidate, targets that exist: otherwise the plan is refused whole."""
+    n = len(inp.candidates)
+    by_index: dict[int, Decision] = {}
+    for d in plan.decisions:
+        if not 0 <= d.index < n:
+            raise LLMError("invalid update plan", f"decision for unknown item {d.index}")
+        if d.op in ("UPDATE", "DELETE") and d.target not in fact_ids:
+            raise LLMError("invalid update plan", f"{d.op} of unknown fact {d.target!r}")
+        if d.op == "NOOP" and d.target is not None and d.target not in fact_ids:
+            d = Decision(index=d.index, op="NOOP", reason=d.reason)
+        by_index.setdefault(d.index, d)
+    for i in range(n):
+        # An item the model skipped is not silently dropped: it is a logged NOOP.
+        by_index.setdefault(i, Decision(index=i, op="NOOP", reason="no decision returned"))
+    return UpdatePlan(decisions=[by_index[i] for i in range(n)])
