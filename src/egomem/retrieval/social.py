@@ -1,0 +1,116 @@
+"""Level-2 retrieval over the social graph, as in the paper.
+
+For each person U connected to the current user A, U's name and relation to A are
+joined with each of U's memory items into one candidate document. Relation words
+select the relevant people's documents with BM25 over the "name, relation" part; the
+joined keywords re-rank them by dense similarity; the top K fill the Level-2 chunk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from egomem.errors import NotFoundError
+from egomem.retrieval.dense import EmbeddingCache
+from egomem.retrieval.lexical import BM25Index
+from egomem.retrieval.tokens import TokenCounter
+from egomem.schemas import MemChunk, now
+from egomem.store.base import MemoryStore
+
+
+@dataclass(frozen=True)
+class Candidate:
+    person: str  # U's name (or the bare name of a person not met yet)
+    relation: str  # U's relation to A, as stored
+    text: str  # the memory item ("" for a person with no items yet)
+    person_id: str | None = None
+    fact_id: str | None = None
+
+    @property
+    def head(self) -> str:
+        return f"{self.person}, {self.relation}"
+
+    @property
+    def document(self) -> str:
+        return f"{self.head}: {self.text}" if self.text else self.head
+
+
+def candidates_for(store: MemoryStore, user_id: str) -> list[Candidate]:
+    """Every (person, relation, item) document around `user_id` (empty if none or unknown)."""
+    try:
+        store.get_user(user_id)
+    except NotFoundError:
+        return []
+    out: list[Candidate] = []
+    for rel in store.list_relations(user_id):
+        if rel.subject_id == user_id:
+            other_id, other_name, relation = rel.object_id, rel.object_name, rel.relation
+        else:  # an incoming edge: A is U's <relation>; kept as written, marked as reversed
+            other_id, other_name, relation = rel.subject_id, None, f"(is their {rel.relation})"
+        if other_id == user_id:
+            continue
+        name = other_name or "someone unnamed"
+        facts = []
+        if other_id is not None:
+            try:
+                name = store.get_user(other_id).name or name
+            except NotFoundError:
+                other_id = None
+            else:
+                facts = store.list_facts(other_id)
+        if not facts:
+            out.append(Candidate(name, relation, "", other_id))
+        out.extend(Candidate(name, relation, " ".join(f.text.split()), other_id, f.id) for f in facts)
+    return out
+
+
+def rank_candidates(
+    cands: Sequence[Candidate],
+    relation_words: Sequence[str],
+    keywords: Sequence[str],
+    cache: EmbeddingCache,
+    k: int,
+) -> list[tuple[Candidate, float]]:
+    """The paper's two stages. BM25 over "name, relation" with the relation words keeps
+    the documents that match at all; with no match (e.g. a relation word the graph does
+    not use) every document stays in play rather than answering nothing. Keywords then
+    rank by cosine; without keywords the BM25 score ranks."""
+    if not cands or k <= 0 or (not relation_words and not keywords):
+        return []
+    pool = np.arange(len(cands))
+    lex = np.zeros(len(cands), dtype=np.float32)
+    if relation_words:
+        lex = BM25Index([c.head for c in cands]).scores(list(relation_words))
+        if (lex > 0).any():
+            pool = np.flatnonzero(lex > 0)
+    if keywords:
+        q = cache.encoder.encode([", ".join(keywords)])[0]
+        docs = cache.embed([cands[int(i)].document for i in pool])
+        score = docs @ q
+    else:
+        score = lex[pool]
+    order = np.argsort(-score, kind="stable")[:k]
+    return [(cands[int(pool[i])], float(score[i])) for i in order]
+
+
+def render_level2(
+    hits: Sequence[tuple[Candidate, float]], tokens: TokenCounter, budget: int, user_id: str | None
+) -> MemChunk:
+    """Best hits first, one line each, whole lines only (the last may be cut at a word)."""
+    lines: list[str] = []
+    used = 0
+    for cand, _ in hits:
+        line = f"- {cand.document}"
+        cost = tokens.count_tokens(line)
+        if used + cost > budget:
+            rest = tokens.truncate(line, budget - used)
+            if len(rest) > 2 and budget - used >= 8:
+                lines.append(rest)
+            break
+        lines.append(line)
+        used += cost
+    text = "\n".join(lines)
+    return MemChunk(level=2, text=text, tokens=tokens.count_tokens(text), user_id=user_id, at=now())
