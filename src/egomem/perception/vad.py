@@ -64,17 +64,17 @@ class SileroVAD:
         n = a.size // WINDOW
         if n == 0:
             return np.zeros(0, dtype=np.float32)
-        state = np.zeros((2, 1, 128), dtype=np.float32)
-        context = np.zeros((1, CONTEXT), dtype=np.float32)
+        return self.stream().feed(a[: n * WINDOW])
+
+    def stream(self) -> VADStream:
+        """A stateful detector for audio that arrives in pieces (the live stream)."""
+        return VADStream(self)
+
+    def _window(self, x: np.ndarray, state: np.ndarray) -> tuple[float, np.ndarray]:
         sr = np.array(SAMPLE_RATE, dtype=np.int64)
-        out = np.empty(n, dtype=np.float32)
         with self._lock:
-            for i in range(n):
-                x = np.concatenate([context, a[i * WINDOW : (i + 1) * WINDOW][None, :]], axis=1)
-                prob, state = self._session.run(None, {"input": x, "state": state, "sr": sr})
-                context = x[:, -CONTEXT:]
-                out[i] = float(prob[0, 0])
-        return out
+            prob, new_state = self._session.run(None, {"input": x, "state": state, "sr": sr})
+        return float(prob[0, 0]), new_state
 
     def segments(
         self,
@@ -90,6 +90,28 @@ class SileroVAD:
         return segments_from_probs(
             probs, self.frame_s, threshold, min_speech_s, min_silence_s, pad_s, len(audio) / SAMPLE_RATE
         )
+
+
+class VADStream:
+    """Carries Silero's recurrent state and context across calls; buffers partial windows."""
+
+    def __init__(self, vad: SileroVAD) -> None:
+        self._vad = vad
+        self._state = np.zeros((2, 1, 128), dtype=np.float32)
+        self._context = np.zeros((1, CONTEXT), dtype=np.float32)
+        self._pending = np.zeros(0, dtype=np.float32)
+
+    def feed(self, audio: np.ndarray) -> np.ndarray:
+        """Probabilities of every complete 32 ms window now available."""
+        a = np.concatenate([self._pending, np.asarray(audio, dtype=np.float32).reshape(-1)])
+        n = a.size // WINDOW
+        out = np.empty(n, dtype=np.float32)
+        for i in range(n):
+            x = np.concatenate([self._context, a[i * WINDOW : (i + 1) * WINDOW][None, :]], axis=1)
+            out[i], self._state = self._vad._window(x, self._state)
+            self._context = x[:, -CONTEXT:]
+        self._pending = a[n * WINDOW :]
+        return out
 
 
 def segments_from_probs(
