@@ -1,0 +1,124 @@
+"""The offline template responder: the default dialog model, which needs no model.
+
+It is honest about what it is — a handful of templates, not a language model — and
+exists so that the whole memory loop runs offline: it greets a recognised user by
+name as soon as their Level-1 chunk arrives, recalls a fact from their profile,
+asks for the name of someone it does not know, and for questions about people the
+user knows it emits a `<retr>` query (relation words from a lexicon + content
+keywords) and answers from the Level-2 chunk it gets back.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from egomem.dialog.base import DuplexModel, UserTurn
+from egomem.memory.rules_extract import REL_WORDS
+from egomem.schemas import MemChunk
+
+_REL_RE = re.compile(rf"\b({REL_WORDS})(s)?\b", re.IGNORECASE)
+_QUESTION_RE = re.compile(
+    r"^(do|does|did|is|are|was|were|has|have|who|what|which|where|when|can|could|will|would|any)\b"
+)
+_STOP = set(
+    "a an the and or but of to in on at for with about from by my your his her their our me you i we they he she "
+    "it is are was were be been do does did any anyone anybody some someone who what which where when how can "
+    "could will would should please tell know of there that this these those like".split()
+)
+_NAME_RE = re.compile(r"\b(?:my name is|i am|i'm|call me)\s+([a-z]+)", re.IGNORECASE)
+
+
+def tokens(text: str) -> Iterator[str]:
+    """Split text into word-ish tokens, keeping spaces and newlines (the monologue stream)."""
+    yield from re.findall(r"\s+|[^\s]+", text)
+
+
+def parse_level1(text: str) -> tuple[str | None, list[str]]:
+    """(user name, profile lines) from a Level-1 chunk as retrieval renders it."""
+    name = None
+    lines = []
+    for line in text.splitlines():
+        if line.startswith("Current user:"):
+            value = line.split(":", 1)[1].strip()
+            name = None if value == "name not known yet" else value
+        elif line.startswith("- "):
+            lines.append(line[2:].strip())
+    return name, lines
+
+
+class TemplateResponder(DuplexModel):
+    name = "template responder (offline, no language model)"
+
+    def __init__(self) -> None:
+        self.user_id: str | None = None
+        self.user_name: str | None = None
+        self.profile: list[str] = []
+        self.level2: list[str] = []
+        self._greet_pending = False
+
+    def on_memchunk(self, chunk: MemChunk) -> None:
+        if chunk.level == 1:
+            changed = chunk.user_id != self.user_id
+            self.user_id = chunk.user_id
+            self.user_name, self.profile = parse_level1(chunk.text)
+            self._greet_pending = changed and chunk.user_id is not None
+            self.level2 = []
+        else:
+            self.level2 = [ln[2:].strip() for ln in chunk.text.splitlines() if ln.startswith("- ")]
+
+    def proactive(self, t: float) -> Iterator[str]:
+        if not self._greet_pending:
+            return iter(())
+        self._greet_pending = False
+        if self.user_name:
+            text = f"Hi {self.user_name}, good to see you again!"
+            fact = self._recall()
+            if fact:
+                text += f" Last time you told me: {fact}."
+        else:
+            text = "Hello! I don't think we've met. What's your name?"
+        return tokens(text)
+
+    def _recall(self) -> str | None:
+        """The first profile line that is a fact or preference (not a relation or summary)."""
+        for line in self.profile:
+            if ":" not in line.split(" ")[0] and not line.lower().startswith(("talked", "on ", "in ")):
+                return line.rstrip(".")
+        return None
+
+    def on_user_turn(self, turn: UserTurn) -> Iterator[str]:
+        text = turn.text.strip().lower()
+        if not text:
+            return
+        rels = sorted({m.group(1).lower() for m in _REL_RE.finditer(text)})
+        if rels and (_QUESTION_RE.match(text) or text.endswith("?")):
+            keywords = [w for w in re.findall(r"[a-z']+", text) if w not in _STOP and not _REL_RE.fullmatch(w)]
+            yield from tokens(f"<retr>:\n{', '.join(rels)}\n{', '.join(keywords)}<answer>")
+            # The agent has run Level-2 retrieval by now; answer from what came back.
+            yield from tokens(self._answer(rels, keywords))
+            return
+        m = _NAME_RE.search(text)
+        if m and not self.user_name:
+            self.user_name = m.group(1).capitalize()
+            yield from tokens(f"Nice to meet you, {self.user_name}.")
+            return
+        yield from tokens("I see. Tell me more." if not text.endswith("?") else "I'm not sure, sorry.")
+
+    def _answer(self, rels: list[str], keywords: list[str]) -> str:
+        best, best_hits = None, 0
+        for line in self.level2:
+            hits = sum(1 for k in keywords if k in line.lower())
+            if hits > best_hits:
+                best, best_hits = line, hits
+        if best is None:
+            return f"I don't remember anything like that about your {rels[0]}s."
+        # Level-2 lines read "<name>, <relation>: <fact>"; say it as a sentence.
+        m = re.match(r"^(?P<name>[^,:]+),\s*(?P<rel>[^:]+):\s*(?P<fact>.+)$", best)
+        if m is None:
+            return f"Yes: {best}."
+        name, fact = m.group("name").strip(), m.group("fact").strip().rstrip(".")
+        rel = m.group("rel").strip("() ").replace("is their", "").strip() or rels[0]
+        if fact.lower().startswith(name.lower()):
+            fact = fact[len(name) :].strip()
+        return f"Yes, your {rel} {name} {fact}."

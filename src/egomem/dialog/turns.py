@@ -1,0 +1,116 @@
+"""User turns for cascaded models: streaming VAD over the listening channel, and ASR
+of each finished utterance.
+
+A turn ends after `end_silence_s` of non-speech; very short blips are dropped. The
+detector keeps the audio of the turn in progress only (bounded by `max_turn_s`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from egomem.perception.audio import SAMPLE_RATE
+from egomem.perception.vad import WINDOW, SileroVAD
+
+WINDOW_S = WINDOW / SAMPLE_RATE
+
+
+class Transcriber(Protocol):
+    def transcribe(self, audio: np.ndarray) -> str:
+        """16 kHz mono float32 speech -> lower-case text ('' when nothing was recognised)."""
+        ...
+
+
+@dataclass(frozen=True)
+class Utterance:
+    start: float
+    end: float
+    audio: np.ndarray
+
+
+class TurnDetector:
+    def __init__(
+        self,
+        vad: SileroVAD,
+        *,
+        threshold: float = 0.5,
+        end_silence_s: float = 0.8,
+        min_speech_s: float = 0.3,
+        max_turn_s: float = 30.0,
+        pad_s: float = 0.2,
+    ) -> None:
+        self._stream = vad.stream()
+        self.threshold = threshold
+        self.end_silence_s = end_silence_s
+        self.min_speech_s = min_speech_s
+        self.max_turn_s = max_turn_s
+        self.pad_s = pad_s
+        self._t = 0.0  # stream time of the next VAD window
+        self._buf: list[np.ndarray] = []
+        self._buf_start = 0.0
+        self._start: float | None = None  # start of the turn in progress
+        self._last_voice = 0.0
+        self._voiced_s = 0.0
+        self._consumed = 0  # samples fed so far
+
+    def feed(self, audio: np.ndarray) -> list[Utterance]:
+        """Feed the next piece of the listening channel; return turns that just ended."""
+        x = np.asarray(audio, dtype=np.float32).reshape(-1)
+        self._buf.append(x)
+        self._consumed += x.size
+        self._trim()
+        done: list[Utterance] = []
+        for p in self._stream.feed(x):
+            t = self._t
+            self._t += WINDOW_S
+            voiced = p >= (self.threshold if self._start is None else self.threshold - 0.15)
+            if voiced:
+                if self._start is None:
+                    self._start, self._voiced_s = t, 0.0
+                self._last_voice = t + WINDOW_S
+                self._voiced_s += WINDOW_S
+            elif self._start is not None and t + WINDOW_S - self._last_voice >= self.end_silence_s:
+                utt = self._close()
+                if utt is not None:
+                    done.append(utt)
+            if self._start is not None and t - self._start >= self.max_turn_s:
+                utt = self._close()
+                if utt is not None:
+                    done.append(utt)
+        return done
+
+    def flush(self) -> list[Utterance]:
+        """End of stream: close the turn in progress."""
+        if self._start is None:
+            return []
+        utt = self._close()
+        return [utt] if utt is not None else []
+
+    def _close(self) -> Utterance | None:
+        assert self._start is not None
+        start, end, voiced = self._start, self._last_voice, self._voiced_s
+        self._start = None
+        if voiced < self.min_speech_s:
+            return None
+        return Utterance(start, end, self._audio(max(start - self.pad_s, 0.0), end + self.pad_s))
+
+    def _audio(self, t0: float, t1: float) -> np.ndarray:
+        a = np.concatenate(self._buf) if self._buf else np.zeros(0, np.float32)
+        lo = max(int((t0 - self._buf_start) * SAMPLE_RATE), 0)
+        hi = max(int((t1 - self._buf_start) * SAMPLE_RATE), lo)
+        return a[lo:hi].copy()
+
+    def _trim(self) -> None:
+        """Keep only audio that the turn in progress (or the next one) may still need."""
+        keep_from = (self._start if self._start is not None else self._t) - self.pad_s - 1.0
+        total = sum(b.size for b in self._buf)
+        drop = int((keep_from - self._buf_start) * SAMPLE_RATE)
+        if drop <= 0 or len(self._buf) < 2:
+            return
+        a = np.concatenate(self._buf)
+        drop = min(drop, total)
+        self._buf = [a[drop:]]
+        self._buf_start += drop / SAMPLE_RATE

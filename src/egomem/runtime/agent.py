@@ -1,0 +1,327 @@
+"""EgoMem: the three processes over one stream.
+
+- **dialog** runs in the stream loop itself: turn detection (streaming VAD) and ASR of
+  finished user turns, then the dialog model; its monologue goes through the `<retr>`
+  parser, so a query triggers Level-2 retrieval before the model's next token.
+- **retrieval** polls identity in its own worker thread, scheduled by stream time
+  (every `poll_interval_s`); a poll is skipped, never queued, when the previous one is
+  still running (back-pressure: identity lags, the dialog never waits).
+- **memory management** runs in its own worker thread every `memory_interval_s`:
+  the episodic trigger tags the stream since the last finished session, and each
+  finished session is extracted and written to the store.
+
+Threads, not processes: the heavy parts (dlib, onnxruntime, torch, pocketsphinx)
+release the GIL while they compute, and threads share the store, the models and the
+stream buffer without copying. With `lockstep=True` (files processed as fast as
+possible) the loop waits for each poll, so results do not depend on machine speed.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Protocol
+
+import numpy as np
+
+from egomem.config import Config
+from egomem.dialog.base import DuplexModel, UserTurn
+from egomem.dialog.turns import Transcriber, TurnDetector
+from egomem.errors import EgomemError
+from egomem.identity.types import Identification, IdentityStatus
+from egomem.memory.items import SessionText, Turn
+from egomem.memory.manager import MemoryManager, SessionOutcome
+from egomem.perception.audio import SAMPLE_RATE
+from egomem.perception.vad import SileroVAD
+from egomem.retrieval.events import MemChunkUpdated
+from egomem.retrieval.process import RetrievalProcess
+from egomem.runtime.timeline import Timeline
+from egomem.schemas import MemChunk, new_id
+from egomem.store.base import MemoryStore
+from egomem.stream.buffer import StreamBuffer
+from egomem.stream.clock import STEP_S
+from egomem.stream.sources import Step
+
+log = logging.getLogger(__name__)
+
+
+class Trigger(Protocol):
+    def tag(self, listen16k: np.ndarray, speak16k: np.ndarray) -> np.ndarray: ...
+
+
+@dataclass
+class Components:
+    store: MemoryStore
+    retrieval: RetrievalProcess
+    model: DuplexModel
+    transcriber: Transcriber
+    trigger: Trigger
+    sessions: Callable[[np.ndarray], list[tuple[int, int]]]
+    manager: MemoryManager
+    vad: SileroVAD
+
+
+class BufferWindow:
+    """The retrieval poller's view of the stream buffer (MediaWindow)."""
+
+    def __init__(self, buffer: StreamBuffer, max_age_s: float) -> None:
+        self.buffer = buffer
+        self.max_age_s = max_age_s
+
+    def last_audio(self, seconds: float) -> np.ndarray | None:
+        a = self.buffer.listen.last(seconds)
+        return a if a.size else None
+
+    def latest_frames(self, n: int) -> list[np.ndarray]:
+        # Only fresh frames: a camera that stopped must not keep "seeing" the last person.
+        fresh = self.buffer.video.since(self.buffer.now_s - self.max_age_s)
+        return [f.image for f in fresh[-n:]]
+
+
+@dataclass
+class ProcessTimes:
+    """CPU-side seconds spent per process (wall time inside each process's work)."""
+
+    dialog: float = 0.0
+    retrieval: float = 0.0
+    memory: float = 0.0
+    ingest: float = 0.0
+
+
+@dataclass
+class RunResult:
+    duration_s: float
+    wall_s: float
+    times: ProcessTimes
+    outcomes: list[SessionOutcome] = field(default_factory=list)
+    sessions: list[tuple[float, float, str | None]] = field(default_factory=list)
+
+
+class EgoMem:
+    def __init__(self, config: Config, parts: Components, timeline: Timeline | None = None) -> None:
+        self.config = config
+        self.parts = parts
+        self.timeline = timeline or Timeline()
+        self.buffer = StreamBuffer(capacity_s=config.runtime.buffer_s)
+        self.times = ProcessTimes()
+        self.turns = TurnDetector(parts.vad)
+        self._heard: list[tuple[float, float, str]] = []  # transcribed user turns
+        self._said: list[tuple[float, str]] = []  # the assistant's lines
+        self._presence: list[tuple[float, str | None]] = []  # (poll time, current user)
+        self._log_lock = threading.Lock()
+        self._outcomes: list[SessionOutcome] = []
+        self._sessions: list[tuple[float, float, str | None]] = []
+        self._mem_origin = 0.0  # memory management has finished everything before this
+        self._poll_busy = threading.Lock()
+        self._poll_q: queue.Queue[float | None] = queue.Queue(maxsize=1)
+        self._mem_q: queue.Queue[tuple[float, bool] | None] = queue.Queue()
+        self._threads: list[threading.Thread] = []
+        self._poll_done = threading.Event()
+        parts.retrieval.window = BufferWindow(self.buffer, max_age_s=config.retrieval.poll_interval_s * 1.5)
+        parts.retrieval.clock = lambda: self.buffer.now_s
+        parts.retrieval.subscribe(self._on_chunk)
+
+    # -- lifecycle ----------------------------------------------------------------------
+    def start(self) -> None:
+        for target, name in ((self._retrieval_loop, "egomem-retrieval"), (self._memory_loop, "egomem-memory")):
+            th = threading.Thread(target=target, name=name, daemon=True)
+            th.start()
+            self._threads.append(th)
+
+    def stop(self) -> None:
+        """End of stream: close the open turn and session, finish pending memory work."""
+        t = self.buffer.now_s
+        for utt in self.turns.flush():
+            self._user_turn(utt.start, utt.end, utt.audio)
+        self._poll_q.put(None)
+        self._mem_q.put((t, True))
+        self._mem_q.put(None)
+        for th in self._threads:
+            th.join()
+        self._threads.clear()
+
+    def run(self, steps: Iterator[Step], *, lockstep: bool = True) -> RunResult:
+        """Feed a whole stream through the agent; returns when memory is written."""
+        wall0 = time.perf_counter()
+        self.start()
+        poll_every = self.config.retrieval.poll_interval_s
+        next_poll, next_mem = poll_every, self.config.runtime.memory_interval_s
+        try:
+            for step in steps:
+                self.feed(step)
+                t = step.t + STEP_S
+                if t >= next_poll:
+                    next_poll += poll_every
+                    self._request_poll(t, wait=lockstep)
+                if t >= next_mem:
+                    next_mem += self.config.runtime.memory_interval_s
+                    self._mem_q.put((t, False))
+        finally:
+            self.stop()
+        return RunResult(
+            duration_s=self.buffer.now_s,
+            wall_s=time.perf_counter() - wall0,
+            times=self.times,
+            outcomes=list(self._outcomes),
+            sessions=list(self._sessions),
+        )
+
+    # -- stream + dialog process -----------------------------------------------------------
+    def feed(self, step: Step) -> None:
+        t0 = time.perf_counter()
+        self.buffer.listen.append(step.listen)
+        self.buffer.speak.append(step.speak)
+        for fr in step.frames:
+            self.buffer.video.append(fr)
+        self.times.ingest += time.perf_counter() - t0
+        t0 = time.perf_counter()
+        self.parts.model.on_step(step)
+        utterances = self.turns.feed(step.listen)
+        self.times.dialog += time.perf_counter() - t0
+        for utt in utterances:
+            self._user_turn(utt.start, utt.end, utt.audio)
+
+    def _user_turn(self, start: float, end: float, audio: np.ndarray) -> None:
+        t0 = time.perf_counter()
+        try:
+            text = self.parts.transcriber.transcribe(audio).strip()
+        except EgomemError as exc:
+            self.timeline.add(end, "warning", text=f"ASR failed: {exc}")
+            text = ""
+        if text:
+            with self._log_lock:
+                self._heard.append((start, end, text))
+            self.timeline.add(end, "heard", text=text, user=self.parts.retrieval.current_user())
+            turn = UserTurn(text, start, end, self.parts.retrieval.current_user())
+            self._speak(self.parts.model.on_user_turn(turn), end)
+        self.times.dialog += time.perf_counter() - t0
+
+    def _speak(self, tokens: Iterator[str], t: float) -> None:
+        """Run the model's monologue through the <retr> parser, token by token."""
+        said: list[str] = []
+        for tok in tokens:
+            chunks = self.parts.retrieval.on_model_text(tok)
+            said.append(tok)
+            for chunk in chunks:
+                self.parts.model.on_memchunk(chunk)
+        text = "".join(said)
+        if "<answer>" in text:
+            query, text = text.split("<answer>", 1)
+            rel, _, kw = query.replace("<retr>:", "").strip("\n").partition("\n")
+            self.timeline.add(t, "retrieval", relations=rel.strip(), keywords=kw.strip())
+        text = " ".join(text.split())
+        if text:
+            with self._log_lock:
+                self._said.append((t, text))
+            self.buffer.add_assistant_text(t, text)
+            self.timeline.add(t, "assistant", text=text)
+
+    def _on_chunk(self, ev: MemChunkUpdated) -> None:
+        chunk = MemChunk(level=ev.level, text=ev.text, tokens=ev.tokens, user_id=ev.user_id, at=ev.at)
+        self.timeline.add(
+            self.buffer.now_s, "memchunk", level=ev.level, tokens=ev.tokens, user=ev.user_id, text=ev.text
+        )
+        self.parts.model.on_memchunk(chunk)
+        if ev.level == 1:
+            self.timeline.add(self.buffer.now_s, "user", user=ev.user_id, how="face/voice")
+            self._speak(self.parts.model.proactive(self.buffer.now_s), self.buffer.now_s)
+
+    # -- retrieval process ------------------------------------------------------------------
+    def _request_poll(self, t: float, *, wait: bool) -> None:
+        if wait:
+            self._poll_done.clear()
+            self._poll_q.put(t)
+            self._poll_done.wait()
+            return
+        try:
+            self._poll_q.put_nowait(t)  # busy: skip this poll rather than queue it
+        except queue.Full:
+            self.timeline.add(t, "warning", text="identity poll skipped: previous poll still running")
+
+    def _retrieval_loop(self) -> None:
+        while True:
+            t = self._poll_q.get()
+            if t is None:
+                return
+            t0 = time.perf_counter()
+            try:
+                self.parts.retrieval.poll_once()
+                with self._log_lock:
+                    self._presence.append((t, self.parts.retrieval.current_user()))
+            except Exception:  # a failed poll must not kill the process; the next one retries
+                log.exception("identity poll failed")
+            finally:
+                self.times.retrieval += time.perf_counter() - t0
+                self._poll_done.set()
+
+    # -- memory management process ------------------------------------------------------------
+    def _memory_loop(self) -> None:
+        while True:
+            item = self._mem_q.get()
+            if item is None:
+                return
+            t, final = item
+            t0 = time.perf_counter()
+            try:
+                self._manage_memory(t, final)
+            except Exception:  # keep the process alive; the sessions stay for the next round
+                log.exception("memory management failed")
+            finally:
+                self.times.memory += time.perf_counter() - t0
+
+    def _manage_memory(self, now_s: float, final: bool) -> None:
+        origin = max(self._mem_origin, now_s - self.config.runtime.buffer_s + 1.0)
+        listen = self.buffer.listen.window(origin, now_s)
+        speak = self.buffer.speak.window(origin, now_s)
+        if listen.size < SAMPLE_RATE:
+            return
+        if speak.size != listen.size:
+            speak = np.resize(speak, listen.size) if speak.size else np.zeros_like(listen)
+        labels = self.parts.trigger.tag(listen, speak)
+        margin = self.config.runtime.session_margin_s
+        for s_step, e_step in self.parts.sessions(labels):
+            start, end = origin + s_step * STEP_S, origin + (e_step + 1) * STEP_S
+            if not final and end > now_s - margin:
+                break  # still open (or too fresh to be sure it ended): next round
+            self._finish_session(start, end)
+            self._mem_origin = end
+        if final:
+            self._mem_origin = now_s
+
+    def _finish_session(self, start: float, end: float) -> None:
+        with self._log_lock:
+            heard = [(s, e, x) for s, e, x in self._heard if s < end and e > start]
+            said = [(t, x) for t, x in self._said if start <= t <= end + 1.0]
+            present = [u for t, u in self._presence if start <= t <= end + self.config.retrieval.poll_interval_s]
+        user = _majority(present)
+        self._sessions.append((start, end, user))
+        self.timeline.add(end, "session", start=start, end=end, user=user)
+        turns = [Turn(speaker="user", text=x, start=s, end=e) for s, e, x in heard]
+        turns += [Turn(speaker="assistant", text=x, start=t, end=t) for t, x in said]
+        turns.sort(key=lambda tr: tr.start or 0.0)
+        session = SessionText(
+            episode_id=new_id("e"),
+            start=start,
+            end=end,
+            date=datetime.now(UTC).strftime("%-d %B %Y"),
+            turns=turns,
+        )
+        ident = Identification(IdentityStatus.KNOWN, user_id=user) if user else None
+        outcome = self.parts.manager.process(session, ident)
+        self._outcomes.append(outcome)
+        if not outcome.ok:
+            self.timeline.add(end, "memory", op="FAILED", user=user, text=outcome.reason)
+        for op, _, text in outcome.applied.ops:
+            self.timeline.add(end, "memory", op=op, user=outcome.user_id, text=text)
+        if outcome.user_id and outcome.user_id == self.parts.retrieval.current_user():
+            self.parts.retrieval.refresh_level1()
+
+
+def _majority(ids: list[str | None]) -> str | None:
+    known = [u for u in ids if u is not None]
+    return max(set(known), key=known.count) if known else None
