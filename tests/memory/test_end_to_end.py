@@ -72,8 +72,8 @@ def test_two_users_update_and_placeholder_merge(store: SQLiteStore, encoder) -> 
     current = [f for f in store.list_facts(maria.id) if f.kind != FactKind.SUMMARY]
     assert [f.text for f in current if "lives" in f.text] == ["lives in Paris"]
     assert sum(f.text == "likes hiking" for f in current) == 1
-    old = [f for f in store.list_facts(maria.id, include_history=True) if f.text == "lives in Lyon"][0]
-    new = [f for f in current if f.text == "lives in Paris"][0]
+    old = next(f for f in store.list_facts(maria.id, include_history=True) if f.text == "lives in Lyon")
+    new = next(f for f in current if f.text == "lives in Paris")
     assert old.valid_to == s3.start and old.superseded_by == new.id and new.source_episode == "e3"
     assert len(store.list_users(include_placeholders=True)) == 2
     ops = [h.op for h in store.history(maria.id)]

@@ -65,7 +65,7 @@ _THIRD_PERSON = {
     "'m taking": "is taking", "am working on": "is working on", "'m working on": "is working on",
 }  # fmt: skip
 _CUT = re.compile(
-    r"\s+(?:because|but|since|so that|so|when|while|which|and i|and we|and it|though|although)\b.*$", re.I
+    r"\s+(?:because|but|since|so that|so|when|while|which|and i|and we|and it|though|although)\b.*$|\s+[–—-]\s.*$", re.I
 )
 _TRAIL = re.compile(
     r"\s+(?:a lot|so much|very much|too|as well|anymore|any more|now|lately|actually|recently|yesterday|today"
@@ -105,6 +105,10 @@ def _relative_dates(text: str, day: datetime) -> str:
         (r"\bnext week\b", f"in the week after {fmt(day)}"),
         (r"\blast month\b", f"in {(day.replace(day=1) - timedelta(days=1)):%B %Y}"),
         (r"\blast year\b", f"in {day.year - 1}"),
+        *(
+            (rf"\b(?:last|this past) {name}\b", f"on {fmt(day - timedelta(days=(day.weekday() - i - 1) % 7 + 1))}")
+            for i, name in enumerate(("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"))
+        ),
         (r"\bthis year\b", f"in {day.year}"),
         (r"\bnext year\b", f"in {day.year + 1}"),
     ]
@@ -188,7 +192,9 @@ def _work_home(s: str, c: _Collector) -> bool:
     found = False
     job = re.search(r"\bi work as (?:an? )?([a-z][\w -]*?)(?= at | for | in |[,.;!?]|$)", s, re.IGNORECASE)
     if job is None:
-        job = re.search(r"\b(?:i'm|i am) (?:now )?an? ([a-z][\w-]*(?: [a-z][\w-]*)?)(?= at | for | in |[,.;!?]|$)", s)
+        job = re.search(
+            r"\b(?:i'm|i am) (?:now )?an? ([a-z][\w-]*(?: [a-z][\w-]*)?)(?= at | for | in |[,.;!?]|$)", s, re.I
+        )
         if job and (job.group(1).split()[-1] in _NOT_JOBS or not _JOB_SUFFIX.search(job.group(1))):
             job = None
     if job:
@@ -214,7 +220,7 @@ def _work_home(s: str, c: _Collector) -> bool:
     if home:
         c.add("fact", f"lives in {_clean(home.group(1), 5)}", 0.7)
         found = True
-    origin = re.search(r"\bi(?:'m| am| come) (?:originally )?from ([A-Z][^,.;!?]*)", s)
+    origin = re.search(r"\b[Ii](?:'m| am| come) (?:originally )?from ([A-Z][^,.;!?]*)", s)
     if origin:
         c.add("fact", f"is from {_clean(origin.group(1), 5)}", 0.6)
         found = True
@@ -240,7 +246,7 @@ def _preferences(s: str, c: _Collector) -> bool:
         if obj and obj.split()[0].lower() not in _PRONOUN_OBJECTS and not obj.lower().startswith(("to hear", "to see")):
             c.add("preference", f"{verb} {_third_person(obj)}", 0.5)
             found = True
-    fav = re.search(r"\bmy fav(?:ou)?rite ([\w ]+?) (?:is|are) ([^,.;!?]+)", s, re.IGNORECASE)
+    fav = re.search(r"\bmy favou?rite ([\w ]+?) (?:is|are) ([^,.;!?]+)", s, re.IGNORECASE)
     if fav:
         c.add("preference", f"favorite {fav.group(1).lower()} is {_clean(fav.group(2), 6)}", 0.5)
         found = True
@@ -293,14 +299,14 @@ def _event(s: str, c: _Collector, day: datetime) -> None:
     if m is None:
         return
     verb = m.group(2).lower()
-    rest = _clean(m.group(3), 16)
+    rest = _clean(_relative_dates(m.group(3), day), 16)
     if len(rest.split()) < 2:
         return
     verb = _THIRD_PERSON.get(verb, verb)
     text = f"{verb} {_third_person(rest)}"
     if m.group(1).lower() == "we":
         text += " with others"
-    c.add("fact", _relative_dates(text, day), 0.4)
+    c.add("fact", text, 0.4)
 
 
 def extract_rules(session: SessionText) -> Extraction:

@@ -1,0 +1,97 @@
+"""A real OpenAI-compatible chat server on 127.0.0.1 that replays scripted responses.
+
+It tests the protocol (request shape, retries, timeouts, malformed answers, token
+accounting), not model quality: the answers are recorded, not generated.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+
+@dataclass
+class Scripted:
+    status: int = 200
+    content: str | None = None  # the assistant message content (JSON text, or junk)
+    raw: str | None = None  # a raw body instead of a chat completion
+    delay_s: float = 0.0
+    usage: dict[str, int] = field(default_factory=lambda: {"prompt_tokens": 100, "completion_tokens": 20})
+
+
+class ChatServer:
+    Scripted = Scripted  # tests build their script from this (importlib mode: no conftest import)
+
+    def __init__(self) -> None:
+        self.script: list[Scripted] = []
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                server.requests.append(json.loads(body))
+                server.headers.append(dict(self.headers))
+                step = server.script.pop(0) if server.script else Scripted(status=500, raw="script exhausted")
+                if step.delay_s:
+                    time.sleep(step.delay_s)
+                if step.raw is not None:
+                    payload = step.raw.encode()
+                else:
+                    reply = {
+                        "id": "chatcmpl-test",
+                        "object": "chat.completion",
+                        "model": "recorded",
+                        "choices": [{"index": 0, "message": {"role": "assistant", "content": step.content}}],
+                        "usage": step.usage,
+                    }
+                    payload = json.dumps(reply).encode()
+                try:
+                    self.send_response(step.status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(payload)))
+                    self.end_headers()
+                    self.wfile.write(payload)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (timeout test)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def chat_server() -> Iterator[ChatServer]:
+    s = ChatServer()
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def free_port_url() -> str:
+    """A loopback URL where nothing listens (the endpoint is down)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
