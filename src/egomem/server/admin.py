@@ -1,0 +1,170 @@
+"""The memory administration REST API (per tenant): users, facts, relations, episodes, search."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Query, Request
+from pydantic import BaseModel, Field
+
+from egomem.errors import InputError
+from egomem.retrieval.dense import EmbeddingCache
+from egomem.retrieval.encoder import default_encoder
+from egomem.retrieval.hybrid import search_episodes, search_user_memories
+from egomem.schemas import DeletionReport, Episode, Fact, FactKind, Relation, User
+from egomem.server.deps import TenantContext, tenant_context
+
+router = APIRouter(prefix="/api/v1", tags=["memory"])
+Ctx = Annotated[TenantContext, Depends(tenant_context)]
+
+
+class Rename(BaseModel):
+    name: str = Field(min_length=1, max_length=200)
+
+
+class Merge(BaseModel):
+    other_id: str = Field(description="this user is merged into the path's user and removed")
+
+
+class NewFact(BaseModel):
+    text: str = Field(min_length=1, max_length=2000)
+    kind: FactKind = FactKind.FACT
+    confidence: float = Field(default=1.0, ge=0.0, le=1.0)
+
+
+class Correction(BaseModel):
+    text: str = Field(min_length=1, max_length=2000)
+
+
+class NewRelation(BaseModel):
+    relation: str = Field(min_length=1, max_length=100)
+    object_id: str | None = None
+    object_name: str | None = Field(default=None, max_length=200)
+
+
+class UserSummary(BaseModel):
+    user: User
+    facts: int
+    relations: int
+    episodes: int
+
+
+class SearchHit(BaseModel):
+    kind: str
+    score: float
+    fact: Fact | None = None
+    episode: Episode | None = None
+
+
+@router.get("/users", response_model=list[UserSummary])
+def list_users(ctx: Ctx) -> list[UserSummary]:
+    s = ctx.store
+    return [
+        UserSummary(
+            user=u,
+            facts=len(s.list_facts(u.id)),
+            relations=len(s.list_relations(u.id)),
+            episodes=len(s.list_episodes(u.id)),
+        )
+        for u in s.list_users()
+    ]
+
+
+@router.get("/users/{user_id}", response_model=User)
+def get_user(user_id: str, ctx: Ctx) -> User:
+    return ctx.store.get_user(user_id)
+
+
+@router.patch("/users/{user_id}", response_model=User)
+def rename_user(user_id: str, body: Rename, ctx: Ctx) -> User:
+    return ctx.store.rename_user(user_id, body.name, cause="api rename")
+
+
+@router.post("/users/{user_id}/merge", response_model=User)
+def merge_users(user_id: str, body: Merge, ctx: Ctx) -> User:
+    return ctx.store.merge_users(user_id, body.other_id, cause="api merge")
+
+
+@router.delete("/users/{user_id}", response_model=DeletionReport)
+def delete_user(user_id: str, ctx: Ctx) -> DeletionReport:
+    return ctx.store.delete_user(user_id, cause="api delete")
+
+
+@router.get("/users/{user_id}/export")
+def export_user(user_id: str, ctx: Ctx) -> dict[str, Any]:
+    return ctx.store.export_user(user_id)
+
+
+@router.get("/users/{user_id}/facts", response_model=list[Fact])
+def list_facts(user_id: str, ctx: Ctx, history: bool = False) -> list[Fact]:
+    ctx.store.get_user(user_id)
+    return ctx.store.list_facts(user_id, include_history=history)
+
+
+@router.post("/users/{user_id}/facts", response_model=Fact, status_code=201)
+def add_fact(user_id: str, body: NewFact, ctx: Ctx) -> Fact:
+    fact = Fact(user_id=user_id, text=body.text, kind=body.kind, confidence=body.confidence, source_text="(api)")
+    return ctx.store.add_fact(fact, cause="api add")
+
+
+@router.put("/facts/{fact_id}", response_model=Fact)
+def correct_fact(fact_id: str, body: Correction, ctx: Ctx) -> Fact:
+    """A correction supersedes the fact (the old text stays in its history)."""
+    old = ctx.store.get_fact(fact_id)
+    new = Fact(user_id=old.user_id, kind=old.kind, text=body.text, source_text="(api correction)")
+    return ctx.store.supersede_fact(fact_id, new, cause="api correction")
+
+
+@router.delete("/facts/{fact_id}", status_code=204)
+def delete_fact(fact_id: str, ctx: Ctx) -> None:
+    ctx.store.delete_fact(fact_id, cause="api delete")
+
+
+@router.get("/users/{user_id}/relations", response_model=list[Relation])
+def list_relations(user_id: str, ctx: Ctx, history: bool = False) -> list[Relation]:
+    ctx.store.get_user(user_id)
+    return ctx.store.list_relations(user_id, include_history=history)
+
+
+@router.post("/users/{user_id}/relations", response_model=Relation, status_code=201)
+def add_relation(user_id: str, body: NewRelation, ctx: Ctx) -> Relation:
+    if (body.object_id is None) == (not body.object_name):
+        raise InputError("give exactly one of object_id and object_name")
+    rel = Relation(subject_id=user_id, relation=body.relation, object_id=body.object_id, object_name=body.object_name)
+    return ctx.store.add_relation(rel, cause="api add")
+
+
+@router.delete("/relations/{relation_id}", response_model=Relation)
+def close_relation(relation_id: str, ctx: Ctx) -> Relation:
+    """Ends the relation (kept in history with its validity closed)."""
+    return ctx.store.close_relation(relation_id, cause="api close")
+
+
+@router.get("/episodes", response_model=list[Episode])
+def list_episodes(ctx: Ctx, user_id: str | None = None) -> list[Episode]:
+    if user_id is not None:
+        ctx.store.get_user(user_id)
+    return ctx.store.list_episodes(user_id)
+
+
+@router.get("/episodes/{episode_id}", response_model=Episode)
+def get_episode(episode_id: str, ctx: Ctx) -> Episode:
+    return ctx.store.get_episode(episode_id)
+
+
+@router.get("/search", response_model=list[SearchHit])
+def search(
+    ctx: Ctx,
+    request: Request,
+    q: Annotated[str, Query(min_length=1, max_length=1000)],
+    user_id: str | None = None,
+    k: Annotated[int, Query(ge=1, le=50)] = 5,
+) -> list[SearchHit]:
+    """Hybrid (BM25 + dense) search over one user's facts, or over all episodes."""
+    cache: EmbeddingCache = ctx.cache(lambda: EmbeddingCache(default_encoder()))
+    if user_id is not None:
+        ctx.store.get_user(user_id)
+        return [
+            SearchHit(kind="fact", score=s, fact=f) for f, s in search_user_memories(ctx.store, user_id, q, cache, k)
+        ]
+    return [SearchHit(kind="episode", score=s, episode=e) for e, s in search_episodes(ctx.store, q, cache, k)]

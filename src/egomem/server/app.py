@@ -1,0 +1,85 @@
+"""The egomem service: admin REST API, device WebSocket sessions, web inspector, metrics.
+
+    egomem serve --host 127.0.0.1 --port 8765
+
+Binds to loopback by default; put it behind a TLS proxy to expose it.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
+from fastapi.staticfiles import StaticFiles
+from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
+
+from egomem import __version__
+from egomem.config import Config
+from egomem.errors import EgomemError, InputError, NotFoundError
+from egomem.server.admin import router as admin_router
+from egomem.server.metrics import Metrics
+from egomem.server.tenants import TenantRegistry
+
+STATIC = Path(__file__).parent / "static"
+MAX_BODY_BYTES = 1 << 20  # REST bodies; media goes over the WebSocket
+
+
+class BodyLimit(BaseHTTPMiddleware):
+    async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
+        length = request.headers.get("content-length")
+        if length is not None and (not length.isdigit() or int(length) > MAX_BODY_BYTES):
+            return JSONResponse({"detail": f"request body over {MAX_BODY_BYTES} bytes"}, status_code=413)
+        return await call_next(request)
+
+
+def create_app(config: Config, registry: TenantRegistry | None = None) -> FastAPI:
+    app = FastAPI(title="egomem", version=__version__, description="Lifelong memory of people, as a service.")
+    app.state.config = config
+    app.state.tenants = registry or TenantRegistry(config)
+    app.state.contexts = {}
+    app.state.lock = threading.Lock()
+    app.state.metrics = metrics = Metrics()
+    metrics.describe("egomem_http_requests_total", "counter", "HTTP requests by route and status")
+    metrics.describe("egomem_memory_errors_total", "counter", "requests refused by the memory store")
+    app.add_middleware(BodyLimit)
+
+    @app.middleware("http")
+    async def count(request: Request, call_next: RequestResponseEndpoint) -> Response:
+        response = await call_next(request)
+        route = request.scope.get("route")
+        metrics.inc(
+            "egomem_http_requests_total", path=getattr(route, "path", "unmatched"), status=str(response.status_code)
+        )
+        return response
+
+    @app.exception_handler(NotFoundError)
+    async def not_found(_: Request, exc: NotFoundError) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=404)
+
+    @app.exception_handler(InputError)
+    async def bad_input(_: Request, exc: InputError) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=422)
+
+    @app.exception_handler(EgomemError)
+    async def refused(_: Request, exc: EgomemError) -> JSONResponse:
+        metrics.inc("egomem_memory_errors_total")
+        return JSONResponse({"detail": str(exc)}, status_code=409)
+
+    @app.get("/health", tags=["service"])
+    def health() -> dict[str, str]:
+        return {"status": "ok", "version": __version__}
+
+    @app.get("/metrics", tags=["service"], response_class=PlainTextResponse)
+    def prometheus() -> str:
+        return metrics.render()
+
+    @app.get("/", include_in_schema=False)
+    def root() -> RedirectResponse:
+        return RedirectResponse("/inspector/")
+
+    app.include_router(admin_router)
+    if STATIC.is_dir():
+        app.mount("/inspector", StaticFiles(directory=STATIC, html=True), name="inspector")
+    return app
