@@ -18,6 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from egomem.errors import ConfigError
+from egomem.memory.config import MemoryConfig
 
 ENV_PREFIX = "EGOMEM_"
 
@@ -44,6 +45,15 @@ class FaceConfig(_Section):
     upsample: int = Field(default=1, ge=0, le=3)
     min_face_px: int = Field(default=40, ge=8)
     max_keys_per_user: int = Field(default=8, ge=1)
+    # Images whose longer side is below small_image_px are upsampled `upsample` times for HOG;
+    # larger ones are detected on a copy downscaled to at most detect_max_px (boxes mapped back).
+    small_image_px: int = Field(default=400, ge=16)
+    detect_max_px: int = Field(default=800, ge=64)
+    retry_upsample: bool = True  # one more, upsampled, detection pass before reporting "no face"
+    num_jitters: int = Field(default=0, ge=0, le=10)
+    # A new key is added when a confident match (distance < refresh_distance) is this far from every key.
+    refresh_distance: float = Field(default=0.45, gt=0.0)
+    min_key_spread: float = Field(default=0.25, ge=0.0)
 
 
 class VoiceConfig(_Section):
@@ -52,6 +62,14 @@ class VoiceConfig(_Section):
     snorm_top_n: int = Field(default=100, ge=1)
     min_speech_s: float = Field(default=0.5, ge=0.0)
     max_keys_per_user: int = Field(default=8, ge=1)
+    vad_threshold: float = Field(default=0.5, gt=0.0, lt=1.0)
+    denoise: bool = True  # spectral gating (noisereduce) before embedding
+    denoise_below_snr_db: float = 25.0  # gate only windows whose estimated SNR is below this
+    cohort_chunk_s: float = Field(default=0.5, gt=0.0)  # shipped cohort: band-limited chunks of this length
+    min_enrolled_cohort: int = Field(default=20, ge=0)  # enrolled users' keys join the cohort from this many
+    aggregate_polls: int = Field(default=3, ge=1)  # agreeing consecutive polls averaged into one voice
+    refresh_score: float = Field(default=1.5)  # s-normed score of a match confident enough to add a key
+    min_key_spread: float = Field(default=0.1, ge=0.0)  # cosine distance a new key must add
 
 
 class RetrievalConfig(_Section):
@@ -78,6 +96,17 @@ class ServerConfig(_Section):
     store_face_thumbnails: bool = False
 
 
+class RuntimeConfig(_Section):
+    video_fps: float = Field(default=2.0, gt=0.0, le=30.0)  # frames kept from a recording or camera
+    memory_interval_s: float = Field(default=10.0, gt=0.0)  # how often memory management runs
+    session_margin_s: float = Field(default=3.0, ge=0.0)  # a session counts as finished this long after its end
+    trigger: Literal["model", "rules"] = "model"
+    dialog: Literal["template", "openai"] = "template"
+    buffer_s: float = Field(default=120.0, ge=10.0)  # stream history kept in memory
+    asr: Literal["pocketsphinx", "faster-whisper"] = "pocketsphinx"
+    asr_model_dir: str = ""  # a local CTranslate2 Whisper model directory for faster-whisper
+
+
 class Config(_Section):
     data_dir: Path = Field(default_factory=default_data_dir)
     store: StoreConfig = Field(default_factory=StoreConfig)
@@ -86,6 +115,8 @@ class Config(_Section):
     retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
     llm: LLMConfig = Field(default_factory=LLMConfig)
     server: ServerConfig = Field(default_factory=ServerConfig)
+    memory: MemoryConfig = Field(default_factory=MemoryConfig)
+    runtime: RuntimeConfig = Field(default_factory=RuntimeConfig)
 
     @property
     def db_path(self) -> Path:

@@ -1,0 +1,278 @@
+"""PersonIdentifier: who is in front of the camera and who is speaking.
+
+Built from a FaceEncoder, a VoiceEncoder, one KeyIndex per modality (kept in step
+with the MemoryStore) and the s-norm cohort. `identify` is what the retrieval loop
+calls every poll; `enroll`, `refresh`, `remove_user` and `sync` keep the index and
+the store consistent.
+
+Decisions:
+- face: best user by L2 distance; a match when distance < config.face.threshold;
+- voice: best users by cosine, rescored with adaptive s-norm; a match when the
+  s-normed score > config.voice.threshold (cosine when snorm is off);
+- polls: consecutive voice embeddings that agree (cosine > AGGREGATE_MIN_COS) are
+  averaged, weighted by seconds of speech, over the last config.voice.aggregate_polls
+  polls, so one noisy poll does not decide alone;
+- fusion: each modality's match gets a confidence in [0, 1] (a logistic of its margin
+  over the threshold); a user's fused confidence is 1 - prod(1 - c); the best fused
+  user is KNOWN. Something observed but matched by nobody is NEW; nothing observed
+  (no face, no speech) is UNKNOWN.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from egomem.config import Config
+from egomem.errors import InputError
+from egomem.identity.cohort import load_cohort
+from egomem.identity.index import KeyIndex
+from egomem.identity.snorm import CohortStats, SNorm, snorm
+from egomem.identity.types import FaceObservation, Identification, IdentityStatus, VoiceObservation
+from egomem.perception.face import FACE_DIM, FACE_MODEL, FaceEncoder
+from egomem.perception.voice import VOICE_DIM, VOICE_MODEL, VoiceEncoder
+from egomem.schemas import IdentityKey, Modality
+from egomem.store.base import MemoryStore
+
+AGGREGATE_MIN_COS = 0.6  # two polls this similar are taken to be the same voice
+VOICE_CANDIDATES = 10  # users rescored with s-norm per query
+FACE_CONF_SCALE = 0.05  # L2 margin giving confidence ~0.73
+VOICE_CONF_SCALE = 1.0  # s-norm margin giving confidence ~0.73
+MAX_FRAMES = 2  # newest frames tried for a face per poll
+
+
+@dataclass
+class Match:
+    user_id: str
+    value: float  # L2 distance (face) or score (voice)
+    confidence: float
+
+
+def _logistic(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, x))))
+
+
+class PersonIdentifier:
+    """Implements egomem.identity.types.Identifier over a MemoryStore."""
+
+    def __init__(
+        self,
+        store: MemoryStore,
+        config: Config | None = None,
+        *,
+        face_encoder: FaceEncoder | None = None,
+        voice_encoder: VoiceEncoder | None = None,
+        cohort: np.ndarray | None = None,
+    ) -> None:
+        self.store = store
+        self.config = config or Config()
+        self.face_encoder = face_encoder or FaceEncoder(self.config.face)
+        self.voice_encoder = voice_encoder or VoiceEncoder(self.config.voice)
+        self.face_index = KeyIndex(FACE_DIM, "l2")
+        self.voice_index = KeyIndex(VOICE_DIM, "cosine")
+        self._snorm = SNorm(load_cohort() if cohort is None else cohort, self.config.voice.snorm_top_n)
+        self._key_stats: dict[int, CohortStats] = {}
+        self._lock = threading.RLock()
+        self._polls: deque[VoiceObservation] = deque(maxlen=max(1, self.config.voice.aggregate_polls))
+        self.sync()
+
+    # -- index <-> store --------------------------------------------------------------------
+    def sync(self) -> None:
+        """Reload every key from the store (users deleted elsewhere drop out of the index)."""
+        with self._lock:
+            self.face_index.clear()
+            self.voice_index.clear()
+            self._load(self.store.list_keys(Modality.FACE), self.store.list_keys(Modality.VOICE))
+
+    def _load(self, face: list[IdentityKey], voice: list[IdentityKey]) -> None:
+        self.face_index.add_many([(k.user_id, int(k.id or 0), k.vector) for k in face if k.model == FACE_MODEL])
+        self.voice_index.add_many([(k.user_id, int(k.id or 0), k.vector) for k in voice if k.model == VOICE_MODEL])
+        self._key_stats.clear()  # the enrolled-users part of the cohort changed
+
+    def remove_user(self, user_id: str) -> None:
+        """Drop a (deleted) user's keys from the index; the store is not touched."""
+        with self._lock:
+            self.face_index.remove_user(user_id)
+            self.voice_index.remove_user(user_id)
+            self._key_stats.clear()
+            self._polls.clear()
+
+    def enroll(
+        self,
+        user_id: str | None,
+        face: FaceObservation | None = None,
+        voice: VoiceObservation | None = None,
+        *,
+        condition: str = "",
+        name: str | None = None,
+    ) -> str:
+        """Add keys for a user (created when user_id is None); returns the user id."""
+        if face is None and voice is None:
+            raise InputError("enrollment needs a face or a voice observation")
+        with self._lock, self.store.transaction():
+            uid = user_id or self.store.create_user(name, cause="enrolled by identity").id
+            if face is not None:
+                self._add_key(uid, Modality.FACE, face.vector, condition)
+            if voice is not None:
+                self._add_key(uid, Modality.VOICE, voice.vector, condition)
+        return uid
+
+    def _add_key(self, user_id: str, modality: Modality, vector: np.ndarray, condition: str) -> None:
+        model, index = (FACE_MODEL, self.face_index) if modality == Modality.FACE else (VOICE_MODEL, self.voice_index)
+        key = self.store.add_key(
+            user_id, modality, np.asarray(vector, np.float32), model, condition=condition, cause="identity key"
+        )
+        index.add(user_id, int(key.id or 0), key.vector)
+        self._key_stats.clear()
+
+    def refresh(self, user_id: str, modality: Modality, vector: np.ndarray, *, condition: str = "") -> bool:
+        """Add a key from a confident match when it adds diversity; keep at most max_keys_per_user.
+
+        The set stays diverse: when over the bound, the key closest to another key (the most
+        redundant one) is deleted. Returns True when a key was added."""
+        face = modality == Modality.FACE
+        cfg_spread = self.config.face.min_key_spread if face else self.config.voice.min_key_spread
+        max_keys = self.config.face.max_keys_per_user if face else self.config.voice.max_keys_per_user
+        index = self.face_index if face else self.voice_index
+        with self._lock:
+            keys = index.keys_of(user_id)
+            if not keys:
+                return False
+            v = np.asarray(vector, np.float32).reshape(-1)
+            if not face:
+                v = v / (float(np.linalg.norm(v)) or 1.0)
+            if min(_dist(v, k, face) for _, k in keys) < cfg_spread:
+                return False
+            self._add_key(user_id, modality, v, condition)
+            keys = index.keys_of(user_id)
+            while len(keys) > max_keys:
+                vecs = np.stack([k for _, k in keys])
+                nearest = [
+                    min(_dist(vecs[i], vecs[j], face) for j in range(len(keys)) if j != i) for i in range(len(keys))
+                ]
+                drop = keys[int(np.argmin(nearest))][0]
+                self.store.delete_key(drop, cause="identity key refresh: most redundant key")
+                index.remove_keys({drop})
+                self._key_stats.clear()
+                keys = index.keys_of(user_id)
+            return True
+
+    # -- matching -------------------------------------------------------------------------------
+    def match_face(self, obs: FaceObservation) -> list[Match]:
+        thr = self.config.face.threshold
+        return [
+            Match(h.user_id, h.value, _logistic((thr - h.value) / FACE_CONF_SCALE))
+            for h in self.face_index.search(obs.vector, k_users=5)
+        ]
+
+    def voice_scores(self, vector: np.ndarray) -> list[Match]:
+        """Candidate users with their (s-normed) voice score, best first."""
+        with self._lock:
+            idx = self.voice_index
+            if len(idx) == 0:
+                return []
+            hits = idx.search(vector, k_users=VOICE_CANDIDATES)
+            if not self.config.voice.snorm:
+                thr = self.config.voice.threshold
+                return [Match(h.user_id, h.value, _logistic((h.value - thr) / 0.05)) for h in hits]
+            vecs, users = idx.vectors()
+            users_arr = np.asarray(users)
+            use_enrolled = len(set(users)) >= self.config.voice.min_enrolled_cohort
+            q_all = vecs @ (np.asarray(vector, np.float32) / (float(np.linalg.norm(vector)) or 1.0))
+            q_cohort = self._snorm.cohort_scores(vector)
+            thr = self.config.voice.threshold
+            out = []
+            for h in hits:
+                others = q_all[users_arr != h.user_id] if use_enrolled else None
+                qs = (
+                    self._snorm.stats(vector, None)
+                    if others is None
+                    else _stats_concat(q_cohort, others, self._snorm.top_n)
+                )
+                ks = self._key_stat(h.key_id, h.user_id, vecs, users_arr, use_enrolled)
+                s = snorm(h.value, qs, ks)
+                out.append(Match(h.user_id, s, _logistic((s - thr) / VOICE_CONF_SCALE)))
+            return sorted(out, key=lambda m: -m.value)
+
+    def _key_stat(
+        self, key_id: int, user_id: str, vecs: np.ndarray, users: np.ndarray, use_enrolled: bool
+    ) -> CohortStats:
+        st = self._key_stats.get(key_id)
+        if st is None:
+            row = next(v for k, v in self.voice_index.keys_of(user_id) if k == key_id)
+            extra = vecs[users != user_id] @ row if use_enrolled else None
+            st = self._snorm.stats(row, extra)
+            self._key_stats[key_id] = st
+        return st
+
+    def observe(
+        self, audio: np.ndarray | None, frames: Sequence[np.ndarray]
+    ) -> tuple[FaceObservation | None, VoiceObservation | None]:
+        face = None
+        for i, frame in enumerate(list(frames)[::-1][:MAX_FRAMES]):
+            face = self.face_encoder.observe(frame, frame_index=len(frames) - 1 - i)
+            if face is not None:
+                break
+        voice = self.voice_encoder.observe(audio) if audio is not None and np.asarray(audio).size else None
+        return face, voice
+
+    def aggregate(self, voice: VoiceObservation) -> VoiceObservation:
+        """Average this poll's voice with the previous agreeing polls (weights: seconds of speech)."""
+        with self._lock:
+            if self._polls and float(self._polls[-1].vector @ voice.vector) < AGGREGATE_MIN_COS:
+                self._polls.clear()  # a different voice: start over
+            self._polls.append(voice)
+            w = np.array([p.speech_s for p in self._polls])
+            v = np.sum([p.vector * wi for p, wi in zip(self._polls, w, strict=True)], axis=0)
+            v = v / (float(np.linalg.norm(v)) or 1.0)
+            return VoiceObservation(vector=v.astype(np.float32), speech_s=float(w.sum()))
+
+    def identify(self, audio: np.ndarray | None, frames: Sequence[np.ndarray]) -> Identification:
+        face, voice = self.observe(audio, frames)
+        if voice is None:
+            with self._lock:
+                self._polls.clear()
+        return self.decide(face, self.aggregate(voice) if voice is not None else None)
+
+    def decide(self, face: FaceObservation | None, voice: VoiceObservation | None) -> Identification:
+        """Fuse face and voice evidence into one Identification (no store writes)."""
+        if face is None and voice is None:
+            return Identification(IdentityStatus.UNKNOWN)
+        fm = self.match_face(face) if face is not None else []
+        vm = self.voice_scores(voice.vector) if voice is not None else []
+        fused: dict[str, float] = {}
+        for m in fm + vm:
+            fused[m.user_id] = 1.0 - (1.0 - fused.get(m.user_id, 0.0)) * (1.0 - m.confidence)
+        cands = sorted(fused.items(), key=lambda kv: -kv[1])
+        face_ok = {m.user_id: m for m in fm if m.value < self.config.face.threshold}
+        voice_ok = {m.user_id: m for m in vm if m.value > self.config.voice.threshold}
+        matched = [u for u, _ in cands if u in face_ok or u in voice_ok]
+        if not matched:
+            return Identification(IdentityStatus.NEW, face=face, voice=voice, candidates=cands)
+        uid = matched[0]
+        fmu = next((m for m in fm if m.user_id == uid), None)
+        vmu = next((m for m in vm if m.user_id == uid), None)
+        return Identification(
+            IdentityStatus.KNOWN,
+            user_id=uid,
+            face_distance=fmu.value if fmu else None,
+            voice_score=vmu.value if vmu else None,
+            face=face,
+            voice=voice,
+            candidates=cands,
+        )
+
+
+def _dist(a: np.ndarray, b: np.ndarray, l2: bool) -> float:
+    return float(np.linalg.norm(a - b)) if l2 else 1.0 - float(a @ b)
+
+
+def _stats_concat(cohort_scores: np.ndarray, others: np.ndarray, top_n: int) -> CohortStats:
+    from egomem.identity.snorm import top_n_stats
+
+    return top_n_stats(np.concatenate([cohort_scores, others.astype(np.float32)]), top_n)
