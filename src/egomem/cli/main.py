@@ -195,16 +195,136 @@ def _kv(item: str) -> tuple[str, str]:
 
 
 @cli.command()
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the timeline and memory as JSON.")
 @pass_ctx
-def demo(c: Context) -> None:
-    """The main job: the EgoMem scenario end to end (see README)."""
+def demo(c: Context, json_path: str | None) -> None:
+    """The main job: the EgoMem scenario end to end, from audio and video."""
+    from egomem.runtime.demo import run_demo, write_json
+
+    data = run_demo(c.config, click.echo)
+    if json_path:
+        write_json(Path(json_path), data)
+        click.echo(f"\ntimeline and memory written to {json_path}")
+
+
+@cli.command()
+@click.argument("recording", type=click.Path(dir_okay=False))
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the timeline and summary as JSON.")
+@click.option("--realtime", is_flag=True, help="Replay at wall-clock pace instead of as fast as possible.")
+@click.option("--stereo-duplex", is_flag=True, help="Left channel = microphone, right = the assistant's speech.")
+@click.option("--quiet", is_flag=True, help="No timeline, only the summary.")
+@pass_ctx
+def run(c: Context, recording: str, json_path: str | None, realtime: bool, stereo_duplex: bool, quiet: bool) -> None:
+    """Process a recording (mp4/mkv/webm, or wav/flac): identify, converse, remember."""
+    from egomem.runtime.build import Models, build_agent
+    from egomem.runtime.demo import memory_snapshot, name_resolver, write_json
+    from egomem.runtime.timeline import Timeline, format_event
+    from egomem.stream.sources import read_recording, replay
+
+    rec = read_recording(recording, fps=c.config.runtime.video_fps, stereo_duplex=stereo_duplex)
+    for w in rec.warnings:
+        click.echo(f"warning: {w}", err=True)
     store = c.store()
     try:
-        n = len(store.list_users())
-        click.echo(f"memory store ready at {c.config.db_path} (schema v{store.schema_version()}, {n} users)")
-        click.echo("the audio/video demo scenario is not built yet (issue 6): nothing else to show")
+        timeline = Timeline()
+        name_of = name_resolver(store)
+        if not quiet:
+            timeline.subscribe(lambda ev: click.echo(format_event(ev, name_of)))
+        agent = build_agent(c.config, store, Models(c.config), timeline)
+        steps = replay(rec, realtime=realtime)
+        with click.progressbar(
+            steps, length=int(rec.duration_s / 0.08) + 1, label="processing", file=sys.stderr
+        ) as bar:
+            result = agent.run(iter(bar), lockstep=not realtime)
+        summary = {
+            "file": recording,
+            "duration_s": round(result.duration_s, 2),
+            "wall_s": round(result.wall_s, 2),
+            "sessions": [{"start": s, "end": e, "user": name_of(u)} for s, e, u in result.sessions],
+            "memory_ops": sum(len(o.applied.ops) for o in result.outcomes),
+            "failed_sessions": [o.reason for o in result.outcomes if not o.ok],
+        }
+        click.echo(
+            f"\n{rec.duration_s:.1f} s processed in {result.wall_s:.1f} s; {len(result.sessions)} session(s), "
+            f"{summary['memory_ops']} memory operation(s)"
+        )
+        if json_path:
+            write_json(
+                Path(json_path),
+                {**summary, "events": [e.to_json() for e in timeline.events], "memory": memory_snapshot(store)},
+            )
     finally:
         store.close()
+
+
+@cli.command()
+@click.option("--host", help="Interface to bind (default from config: 127.0.0.1).")
+@click.option("--port", type=int, help="Port (default from config: 8765).")
+@pass_ctx
+def serve(c: Context, host: str | None, port: int | None) -> None:
+    """Run the memory service: device streams, admin API, web inspector."""
+    import uvicorn
+
+    from egomem.server.app import create_app
+
+    app = create_app(c.config)
+    uvicorn.run(app, host=host or c.config.server.host, port=port or c.config.server.port, log_level="info")
+
+
+@cli.group()
+def tenants() -> None:
+    """Tenants (a home or a fleet) and their API keys."""
+
+
+@tenants.command("add")
+@click.argument("tenant_id")
+@pass_ctx
+def tenants_add(c: Context, tenant_id: str) -> None:
+    """Create a tenant and print its first API key (shown once; only a hash is kept)."""
+    from egomem.server.tenants import TenantRegistry
+
+    reg = TenantRegistry(c.config)
+    try:
+        _, key = reg.create(tenant_id)
+    finally:
+        reg.close()
+    click.echo(key)
+
+
+@tenants.command("key")
+@click.argument("tenant_id")
+@pass_ctx
+def tenants_key(c: Context, tenant_id: str) -> None:
+    """Issue another API key for a tenant."""
+    from egomem.server.tenants import TenantRegistry
+
+    reg = TenantRegistry(c.config)
+    try:
+        click.echo(reg.new_key(tenant_id))
+    finally:
+        reg.close()
+
+
+@cli.command()
+@click.argument("recording", type=click.Path(dir_okay=False))
+@click.option("--url", default="ws://127.0.0.1:8765", show_default=True)
+@click.option("--key", envvar="EGOMEM_API_KEY", required=True, help="API key (or EGOMEM_API_KEY).")
+@click.option("--fast", is_flag=True, help="Send as fast as the server takes it, not at real-time pace.")
+@click.option("--dialog", type=click.Choice(["server", "client"]), default="server", show_default=True)
+@pass_ctx
+def client(c: Context, recording: str, url: str, key: str, fast: bool, dialog: str) -> None:
+    """Stream a recording to `egomem serve` like a robot would, and print the events."""
+    from egomem.server.client import stream_recording
+    from egomem.stream.sources import read_recording
+
+    rec = read_recording(recording, fps=c.config.runtime.video_fps)
+
+    def show(ev: dict[str, Any]) -> None:
+        t = ev.get("time")
+        fields = {k: v for k, v in ev.items() if k not in ("time", "type")}
+        click.echo(f"{'' if t is None else f'{t:7.1f}s'}  {ev['type']:<9} {json.dumps(fields, ensure_ascii=False)}")
+
+    stream_recording(url, key, rec, realtime=not fast, on_event=show, dialog=dialog)
 
 
 def main(argv: list[str] | None = None) -> None:

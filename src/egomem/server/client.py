@@ -1,0 +1,77 @@
+"""Reference client: streams a recording to `egomem serve` like a robot would, prints events.
+
+    egomem client day1.mp4 --url ws://127.0.0.1:8765 --key egm_...
+
+Audio goes in 80 ms LISTEN frames, video as JPEG at the recording's sampled frame rate,
+at wall-clock pace (or as fast as the server takes it with --fast).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+from egomem.errors import InputError
+from egomem.server.protocol import Kind, encode, float_to_pcm16
+from egomem.stream.sources import Recording, replay
+
+
+def jpeg(image: np.ndarray, quality: int = 85) -> bytes:
+    buf = io.BytesIO()
+    Image.fromarray(image).save(buf, format="JPEG", quality=quality)
+    return buf.getvalue()
+
+
+def stream_recording(
+    url: str,
+    key: str,
+    rec: Recording,
+    *,
+    realtime: bool = True,
+    on_event: Callable[[dict[str, Any]], None] | None = None,
+    dialog: str = "server",
+) -> list[dict[str, Any]]:
+    """Send the whole recording, then END; returns every event the server sent."""
+    from websockets.exceptions import ConnectionClosed, InvalidStatus
+    from websockets.sync.client import connect
+
+    events: list[dict[str, Any]] = []
+    sep = "&" if "?" in url else "?"
+    target = f"{url.rstrip('/')}/api/v1/stream{sep}dialog={dialog}"
+    try:
+        ws = connect(target, additional_headers={"Authorization": f"Bearer {key}"}, max_size=2**22, open_timeout=30)
+    except (OSError, InvalidStatus) as exc:
+        raise InputError(f"cannot connect to {url}: {exc}") from None
+
+    def receive() -> None:
+        try:
+            for msg in ws:
+                ev = json.loads(msg)
+                events.append(ev)
+                if on_event:
+                    on_event(ev)
+        except ConnectionClosed:
+            pass
+
+    reader = threading.Thread(target=receive, daemon=True)
+    reader.start()
+    with ws:
+        for step in replay(rec, realtime=realtime):
+            for fr in step.frames:
+                ws.send(encode(Kind.VIDEO, jpeg(fr.image)))
+            ws.send(encode(Kind.LISTEN, float_to_pcm16(step.listen)))
+            if rec.speak.size:
+                ws.send(encode(Kind.SPEAK, float_to_pcm16(step.speak)))
+        ws.send(encode(Kind.END))
+        deadline = time.time() + 600
+        while time.time() < deadline and not any(e.get("type") == "done" for e in events):
+            time.sleep(0.05)
+    reader.join(timeout=5)
+    return events
