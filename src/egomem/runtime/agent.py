@@ -122,6 +122,9 @@ class EgoMem:
         self._mem_q: queue.Queue[tuple[float, bool] | None] = queue.Queue()
         self._threads: list[threading.Thread] = []
         self._poll_done = threading.Event()
+        self._speak_pending = np.zeros(0, dtype=np.float32)  # assistant speech still to be "said"
+        self._next_poll = config.retrieval.poll_interval_s
+        self._next_mem = config.runtime.memory_interval_s
         parts.retrieval.window = BufferWindow(self.buffer, max_age_s=config.retrieval.poll_interval_s * 1.5)
         parts.retrieval.clock = lambda: self.buffer.now_s
         parts.retrieval.subscribe(self._on_chunk)
@@ -149,23 +152,28 @@ class EgoMem:
         """Feed a whole stream through the agent; returns when memory is written."""
         wall0 = time.perf_counter()
         self.start()
-        poll_every = self.config.retrieval.poll_interval_s
-        next_poll, next_mem = poll_every, self.config.runtime.memory_interval_s
         try:
             for step in steps:
-                self.feed(step)
-                t = step.t + STEP_S
-                if t >= next_poll:
-                    next_poll += poll_every
-                    self._request_poll(t, wait=lockstep)
-                if t >= next_mem:
-                    next_mem += self.config.runtime.memory_interval_s
-                    self._mem_q.put((t, False))
+                self.advance(step, lockstep=lockstep)
         finally:
             self.stop()
+        return self.result(time.perf_counter() - wall0)
+
+    def advance(self, step: Step, *, lockstep: bool) -> None:
+        """One 80 ms step: ingest and dialog now; identity polls and memory rounds when due."""
+        self.feed(step)
+        t = step.t + STEP_S
+        if t >= self._next_poll:
+            self._next_poll += self.config.retrieval.poll_interval_s
+            self._request_poll(t, wait=lockstep)
+        if t >= self._next_mem:
+            self._next_mem += self.config.runtime.memory_interval_s
+            self._mem_q.put((t, False))
+
+    def result(self, wall_s: float) -> RunResult:
         return RunResult(
             duration_s=self.buffer.now_s,
-            wall_s=time.perf_counter() - wall0,
+            wall_s=wall_s,
             times=self.times,
             outcomes=list(self._outcomes),
             sessions=list(self._sessions),
@@ -175,7 +183,7 @@ class EgoMem:
     def feed(self, step: Step) -> None:
         t0 = time.perf_counter()
         self.buffer.listen.append(step.listen)
-        self.buffer.speak.append(step.speak)
+        self.buffer.speak.append(self._mix_speaking(step.speak))
         for fr in step.frames:
             self.buffer.video.append(fr)
         self.times.ingest += time.perf_counter() - t0
@@ -185,6 +193,26 @@ class EgoMem:
         self.times.dialog += time.perf_counter() - t0
         for utt in utterances:
             self._user_turn(utt.start, utt.end, utt.audio)
+
+    def _mix_speaking(self, speak: np.ndarray) -> np.ndarray:
+        """Add the assistant's pending speech to this step of the speaking channel."""
+        if self._speak_pending.size == 0:
+            return speak
+        n = min(speak.size, self._speak_pending.size)
+        out = speak.copy()
+        out[:n] += self._speak_pending[:n]
+        self._speak_pending = self._speak_pending[n:]
+        return out
+
+    def _render_speaking_time(self, text: str) -> None:
+        """A text-only dialog model has no audio for the speaking channel. The trigger reads
+        only that channel's level and activity, so the time the line takes to say (about
+        2.5 words/s) is written there as a speech-level tone: an activity envelope, not
+        speech. A model with audio output would write its real audio instead."""
+        seconds = max(0.6, len(text.split()) / 2.5)
+        t = np.arange(int(seconds * SAMPLE_RATE), dtype=np.float32) / SAMPLE_RATE
+        tone = (0.1 * np.sin(2 * np.pi * 220.0 * t)).astype(np.float32)
+        self._speak_pending = np.concatenate([self._speak_pending, tone])
 
     def _user_turn(self, start: float, end: float, audio: np.ndarray) -> None:
         t0 = time.perf_counter()
@@ -214,12 +242,20 @@ class EgoMem:
             query, text = text.split("<answer>", 1)
             rel, _, kw = query.replace("<retr>:", "").strip("\n").partition("\n")
             self.timeline.add(t, "retrieval", relations=rel.strip(), keywords=kw.strip())
+        self.assistant_said(text, t)
+
+    def assistant_said(self, text: str, t: float | None = None, *, has_audio: bool = False) -> None:
+        """Record a line the assistant said (by our model, or by a remote one over the network)."""
+        t = self.buffer.now_s if t is None else t
         text = " ".join(text.split())
-        if text:
-            with self._log_lock:
-                self._said.append((t, text))
-            self.buffer.add_assistant_text(t, text)
-            self.timeline.add(t, "assistant", text=text)
+        if not text:
+            return
+        with self._log_lock:
+            self._said.append((t, text))
+        self.buffer.add_assistant_text(t, text)
+        if not has_audio:
+            self._render_speaking_time(text)
+        self.timeline.add(t, "assistant", text=text)
 
     def _on_chunk(self, ev: MemChunkUpdated) -> None:
         chunk = MemChunk(level=ev.level, text=ev.text, tokens=ev.tokens, user_id=ev.user_id, at=ev.at)
