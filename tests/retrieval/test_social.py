@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from egomem.retrieval.dense import EmbeddingCache
 from egomem.retrieval.encoder import TextEncoder
-from egomem.retrieval.social import candidates_for, rank_candidates, render_level2
+from egomem.retrieval.social import CandidateIndex, candidates_for, rank_candidates, render_level2
 from egomem.schemas import Fact, Relation
 from egomem.store.sqlite import SQLiteStore
 
@@ -25,7 +25,7 @@ def paper_graph(store: SQLiteStore) -> dict[str, str]:
 
 def test_paper_example_colleague_tennis(store: SQLiteStore, encoder: TextEncoder) -> None:
     ids = paper_graph(store)
-    cache = EmbeddingCache(encoder)
+    cache = CandidateIndex(EmbeddingCache(encoder))
     hits = rank_candidates(candidates_for(store, ids["Emily"]), ["colleague"], ["tennis"], cache, k=3)
     assert hits[0][0].text == "John loves playing tennis on weekends"
     assert all(c.relation == "colleague" for c, _ in hits)  # BM25 kept only colleagues
@@ -36,7 +36,7 @@ def test_paper_example_colleague_tennis(store: SQLiteStore, encoder: TextEncoder
 
 def test_relation_only_keyword_only_and_empty(store: SQLiteStore, encoder: TextEncoder) -> None:
     ids = paper_graph(store)
-    cache = EmbeddingCache(encoder)
+    cache = CandidateIndex(EmbeddingCache(encoder))
     cands = candidates_for(store, ids["Emily"])
     mother = rank_candidates(cands, ["mother"], [], cache, k=5)
     assert {c.person for c, _ in mother} == {"Sarah"}
@@ -49,7 +49,7 @@ def test_relation_only_keyword_only_and_empty(store: SQLiteStore, encoder: TextE
 
 
 def test_no_relations_unknown_user_and_budget(store: SQLiteStore, encoder: TextEncoder) -> None:
-    cache = EmbeddingCache(encoder)
+    cache = CandidateIndex(EmbeddingCache(encoder))
     lone = store.create_user("Lone")
     assert candidates_for(store, lone.id) == []
     assert candidates_for(store, "u_missing") == []

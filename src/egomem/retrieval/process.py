@@ -25,7 +25,7 @@ from egomem.retrieval.hybrid import search_episodes, search_user_memories
 from egomem.retrieval.polling import Enroller, MediaWindow, PollPolicy, UserTracker
 from egomem.retrieval.profile import FactScorer, ProfileRenderer
 from egomem.retrieval.query_parser import RetrParser, split_terms
-from egomem.retrieval.social import candidates_for, rank_candidates, render_level2
+from egomem.retrieval.social import CandidateIndex, candidates_for, rank_candidates, render_level2
 from egomem.retrieval.tokens import TokenCounter
 from egomem.schemas import Episode, Fact, MemChunk
 from egomem.store.base import MemoryStore
@@ -56,6 +56,7 @@ class RetrievalProcess:
         self.encoder = encoder or default_encoder()
         self.tokens: TokenCounter = tokens or self.encoder
         self.cache = EmbeddingCache(self.encoder)
+        self.index = CandidateIndex(self.cache)
         self.renderer = ProfileRenderer(store, self.tokens, budget=self.config.level1_budget_tokens, scorer=scorer)
         self.tracker = UserTracker(policy or PollPolicy(), enroller)
         self.parser = RetrParser()
@@ -99,7 +100,7 @@ class RetrievalProcess:
         at = self.clock()
         if user is None or not (rel or kws):
             return MemChunk(level=2, user_id=user, at=at)
-        hits = rank_candidates(candidates_for(self.store, user), rel, kws, self.cache, k)
+        hits = rank_candidates(candidates_for(self.store, user), rel, kws, self.index, k)
         chunk = render_level2(hits, self.tokens, self.config.level2_budget_tokens, user)
         chunk = chunk.model_copy(update={"at": at})
         with self._lock:

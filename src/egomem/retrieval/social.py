@@ -8,6 +8,8 @@ joined keywords re-rank them by dense similarity; the top K fill the Level-2 chu
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -67,11 +69,55 @@ def candidates_for(store: MemoryStore, user_id: str) -> list[Candidate]:
     return out
 
 
+class _Prepared:
+    """BM25 over the distinct "name, relation" heads and the document embedding matrix."""
+
+    def __init__(self, cands: Sequence[Candidate], cache: EmbeddingCache) -> None:
+        heads = list(dict.fromkeys(c.head for c in cands))
+        where = {h: i for i, h in enumerate(heads)}
+        self.head_of = np.fromiter((where[c.head] for c in cands), dtype=np.int64, count=len(cands))
+        self.bm25 = BM25Index(heads)
+        self.cache = cache
+        self._matrix: np.ndarray | None = None
+        self._docs = [c.document for c in cands]
+
+    def matrix(self) -> np.ndarray:
+        if self._matrix is None:
+            self._matrix = self.cache.embed(self._docs)
+        return self._matrix
+
+
+class CandidateIndex:
+    """Keeps the prepared index of the last few candidate sets: a stable social graph
+    costs no re-indexing per query (the key is the documents themselves, so any change
+    in the graph or in a fact is a new key)."""
+
+    def __init__(self, cache: EmbeddingCache, max_sets: int = 8) -> None:
+        self.cache = cache
+        self.max_sets = max_sets
+        self._sets: OrderedDict[tuple[str, ...], _Prepared] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def prepared(self, cands: Sequence[Candidate]) -> _Prepared:
+        key = tuple(c.document for c in cands)
+        with self._lock:
+            hit = self._sets.get(key)
+            if hit is not None:
+                self._sets.move_to_end(key)
+                return hit
+        prep = _Prepared(cands, self.cache)
+        with self._lock:
+            self._sets[key] = prep
+            while len(self._sets) > self.max_sets:
+                self._sets.popitem(last=False)
+        return prep
+
+
 def rank_candidates(
     cands: Sequence[Candidate],
     relation_words: Sequence[str],
     keywords: Sequence[str],
-    cache: EmbeddingCache,
+    index: CandidateIndex,
     k: int,
 ) -> list[tuple[Candidate, float]]:
     """The paper's two stages. BM25 over "name, relation" with the relation words keeps
@@ -80,16 +126,16 @@ def rank_candidates(
     rank by cosine; without keywords the BM25 score ranks."""
     if not cands or k <= 0 or (not relation_words and not keywords):
         return []
+    prep = index.prepared(cands)
     pool = np.arange(len(cands))
     lex = np.zeros(len(cands), dtype=np.float32)
     if relation_words:
-        lex = BM25Index([c.head for c in cands]).scores(list(relation_words))
+        lex = prep.bm25.scores(list(relation_words))[prep.head_of]
         if (lex > 0).any():
             pool = np.flatnonzero(lex > 0)
     if keywords:
-        q = cache.encoder.encode([", ".join(keywords)])[0]
-        docs = cache.embed([cands[int(i)].document for i in pool])
-        score = docs @ q
+        q = index.cache.encoder.encode([", ".join(keywords)])[0]
+        score = prep.matrix()[pool] @ q
     else:
         score = lex[pool]
     order = np.argsort(-score, kind="stable")[:k]
