@@ -41,6 +41,7 @@ def create_app(config: Config, registry: TenantRegistry | None = None) -> FastAP
     app.state.config = config
     app.state.tenants = registry or TenantRegistry(config)
     app.state.contexts = {}
+    app.state.watchers = {}  # tenant -> outboxes of live inspector views
     app.state.lock = threading.Lock()
     app.state.metrics = metrics = Metrics()
     metrics.describe("egomem_http_requests_total", "counter", "HTTP requests by route and status")

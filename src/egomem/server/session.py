@@ -111,6 +111,7 @@ async def stream(ws: WebSocket) -> None:
     outbox = Outbox(asyncio.get_running_loop())
     timeline = Timeline()
     timeline.subscribe(lambda ev: outbox.put(_event_json(ev)))
+    timeline.subscribe(lambda ev: _broadcast(app, tenant, _event_json(ev)))
     remote = ws.query_params.get("dialog", "server") == "client"
     try:
         agent = await asyncio.to_thread(
@@ -219,3 +220,37 @@ async def _send_events(ws: WebSocket, outbox: Outbox) -> None:
 
 def _event_json(ev: Event) -> dict[str, Any]:
     return ev.to_json()
+
+
+def _watchers(app: Any, tenant: str) -> set[Outbox]:
+    with app.state.lock:
+        registry: dict[str, set[Outbox]] = app.state.watchers
+        return registry.setdefault(tenant, set())
+
+
+def _broadcast(app: Any, tenant: str, event: dict[str, Any]) -> None:
+    """Copy a session's event to the tenant's watchers (the web inspector's live view)."""
+    for box in list(_watchers(app, tenant)):
+        box.put(event)
+
+
+@router.websocket("/api/v1/watch")
+async def watch(ws: WebSocket) -> None:
+    """Read-only: the events of every active session of the caller's tenant."""
+    tenant = ws.app.state.tenants.authenticate(api_key_of(ws.headers, ws.query_params))
+    if tenant is None:
+        await ws.close(code=1008, reason="missing or invalid API key")
+        return
+    await ws.accept()
+    box = Outbox(asyncio.get_running_loop())
+    watchers = _watchers(ws.app, tenant)
+    watchers.add(box)
+    sender = asyncio.create_task(_send_events(ws, box))
+    try:
+        while (await ws.receive())["type"] != "websocket.disconnect":
+            pass
+    finally:
+        watchers.discard(box)
+        box.put(None)
+        with contextlib.suppress(Exception):
+            await sender
