@@ -1,4 +1,6 @@
-"""The memory store M: round trips, history, supersession, purge, atomicity, concurrency."""
+"""The memory store M: round trips, history, supersession, purge, atomicity, concurrency.
+
+Every test runs on SQLite and, with the `postgres` marker, on PostgreSQL (see conftest.py)."""
 
 from __future__ import annotations
 
@@ -9,16 +11,20 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
 from egomem.errors import DimensionError, NotFoundError, StoreError
 from egomem.schemas import Episode, Fact, FactKind, Modality, Op, Relation
+from egomem.store.base import MemoryStore
 from egomem.store.sqlite import SQLiteStore
 
+from .conftest import PG_DSN, StoreFactory, all_rows_text
 
-def test_user_round_trip_and_rename(store: SQLiteStore) -> None:
+
+def test_user_round_trip_and_rename(store: MemoryStore) -> None:
     u = store.create_user("Emily")
     assert store.get_user(u.id) == u
     assert store.rename_user(u.id, "  Emily   Chen ").name == "Emily Chen"
@@ -29,7 +35,7 @@ def test_user_round_trip_and_rename(store: SQLiteStore) -> None:
     assert ops == [(Op.ADD, "user"), (Op.UPDATE, "user")]
 
 
-def test_keys_round_trip_and_dimension_checks(store: SQLiteStore) -> None:
+def test_keys_round_trip_and_dimension_checks(store: MemoryStore) -> None:
     u = store.create_user("John")
     v = np.linspace(-1, 1, 128).astype(np.float32)
     k = store.add_key(u.id, Modality.FACE, v, "dlib_resnet_v1", condition="clean")
@@ -50,7 +56,7 @@ def test_keys_round_trip_and_dimension_checks(store: SQLiteStore) -> None:
     assert store.list_keys(Modality.FACE) == []
 
 
-def test_fact_supersession_keeps_history(store: SQLiteStore) -> None:
+def test_fact_supersession_keeps_history(store: MemoryStore) -> None:
     u = store.create_user("Ana")
     old = store.add_fact(Fact(user_id=u.id, text="lives in Lyon", source_text="I live in Lyon"))
     new = store.supersede_fact(old.id, Fact(user_id=u.id, text="lives in Paris"), at=1000.0)
@@ -67,7 +73,7 @@ def test_fact_supersession_keeps_history(store: SQLiteStore) -> None:
     assert [f.text for f in store.list_facts(u.id)] == ["lives in Paris"]
 
 
-def test_fact_kinds_delete_and_use(store: SQLiteStore) -> None:
+def test_fact_kinds_delete_and_use(store: MemoryStore) -> None:
     u = store.create_user()
     a = store.add_fact(Fact(user_id=u.id, kind=FactKind.PREFERENCE, text="loves tennis"))
     store.add_fact(Fact(user_id=u.id, kind=FactKind.SUMMARY, text="talked about sport"))
@@ -81,7 +87,7 @@ def test_fact_kinds_delete_and_use(store: SQLiteStore) -> None:
         store.add_fact(Fact(user_id=u.id, text="   "))
 
 
-def test_relations_and_episodes_round_trip(store: SQLiteStore) -> None:
+def test_relations_and_episodes_round_trip(store: MemoryStore) -> None:
     emily, john = store.create_user("Emily"), store.create_user("John")
     r = store.add_relation(Relation(subject_id=john.id, relation="colleague", object_id=emily.id))
     r2 = store.add_relation(Relation(subject_id=emily.id, relation="mother", object_name="Maria"))
@@ -104,7 +110,7 @@ def test_relations_and_episodes_round_trip(store: SQLiteStore) -> None:
         store.add_episode(Episode(start=5.0, end=1.0))
 
 
-def test_merge_placeholder_into_met_user(store: SQLiteStore) -> None:
+def test_merge_placeholder_into_met_user(store: MemoryStore) -> None:
     emily = store.create_user("Emily")
     placeholder = store.create_user("John", placeholder=True)
     store.add_relation(Relation(subject_id=emily.id, relation="colleague", object_id=placeholder.id))
@@ -119,20 +125,8 @@ def test_merge_placeholder_into_met_user(store: SQLiteStore) -> None:
         store.get_user(placeholder.id)
 
 
-def _all_rows_text(db: Path) -> str:
-    """Every cell of every table, as text, to scan for a deleted person."""
-    conn = sqlite3.connect(db)
-    out = []
-    for (table,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table'"):
-        for row in conn.execute(f"SELECT * FROM {table}"):
-            out.extend(str(c) if not isinstance(c, bytes) else c.hex() for c in row)
-    conn.close()
-    return "\n".join(out)
-
-
-def test_delete_user_purges_every_trace(tmp_path: Path) -> None:
-    db = tmp_path / "m.db"
-    store = SQLiteStore(db)
+def test_delete_user_purges_every_trace(store_factory: StoreFactory) -> None:
+    store = store_factory()
     emily, john = store.create_user("Emily"), store.create_user("Zebedee")
     face = np.full(128, 0.123456, dtype=np.float32)
     store.add_key(john.id, Modality.FACE, face, "dlib_resnet_v1")
@@ -147,18 +141,17 @@ def test_delete_user_purges_every_trace(tmp_path: Path) -> None:
     assert report.removed["identity_keys"] == 2 and report.removed["episodes"] == 1
     store.close()
 
-    text = _all_rows_text(db)
+    store = store_factory()
+    text = all_rows_text(store)  # every table the backend holds, vectors included
     for trace in (john.id, "Zebedee", "quidditch", "curling", face.tobytes().hex()[:64], solo.id):
         assert trace not in text, f"{trace!r} survived deletion"
-    store = SQLiteStore(db)
     assert [u.id for u in store.list_users()] == [emily.id]
     assert store.get_episode(shared.id).participants == [emily.id]
     assert store.list_relations(emily.id) == []
     assert store.history()[-1].op == Op.DELETE  # the deletion itself is logged, without the person
-    store.close()
 
 
-def test_failed_transaction_rolls_back_everything(store: SQLiteStore) -> None:
+def test_failed_transaction_rolls_back_everything(store: MemoryStore) -> None:
     with pytest.raises(RuntimeError), store.transaction():
         u = store.create_user("Half")
         store.add_fact(Fact(user_id=u.id, text="should vanish"))
@@ -167,7 +160,7 @@ def test_failed_transaction_rolls_back_everything(store: SQLiteStore) -> None:
     assert store.history() == []
 
 
-def test_unknown_ids_raise_not_found(store: SQLiteStore) -> None:
+def test_unknown_ids_raise_not_found(store: MemoryStore) -> None:
     for call in (
         lambda: store.get_user("nope"),
         lambda: store.rename_user("nope", "x"),
@@ -181,14 +174,23 @@ def test_unknown_ids_raise_not_found(store: SQLiteStore) -> None:
             call()
 
 
-def test_newer_schema_is_refused(tmp_path: Path) -> None:
-    db = tmp_path / "m.db"
-    SQLiteStore(db).close()
-    conn = sqlite3.connect(db)
-    conn.execute("PRAGMA user_version = 999")
-    conn.close()
+def _set_schema_version(store: MemoryStore, backend: str, version: int) -> None:
+    if backend == "sqlite":
+        assert isinstance(store, SQLiteStore)
+        conn = sqlite3.connect(store.path)
+        conn.execute(f"PRAGMA user_version = {version}")
+        conn.close()
+    else:
+        with store.transaction():
+            store._execute("UPDATE egomem_schema SET version = ?", (version,))  # type: ignore[attr-defined]
+
+
+def test_newer_schema_is_refused(store_factory: StoreFactory, backend: str) -> None:
+    s = store_factory()
+    _set_schema_version(s, backend, 999)
+    s.close()
     with pytest.raises(StoreError, match="newer"):
-        SQLiteStore(db)
+        store_factory()
 
 
 def test_unreadable_or_corrupt_store(tmp_path: Path) -> None:
@@ -199,13 +201,19 @@ def test_unreadable_or_corrupt_store(tmp_path: Path) -> None:
     assert bad.read_bytes().startswith(b"this is not a database")  # untouched
 
 
+# A writer process; the store is named as in conftest.open_spec (`sqlite:PATH` or `postgres:SCHEMA`).
 WRITER = """
-import sys, time
+import os, sys, time
 import numpy as np
 from egomem.schemas import Fact, Modality
-from egomem.store.sqlite import SQLiteStore
-db, tag, n, pause = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
-s = SQLiteStore(db)
+spec, tag, n, pause = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
+kind, where = spec.split(":", 1)
+if kind == "sqlite":
+    from egomem.store.sqlite import SQLiteStore
+    s = SQLiteStore(where)
+else:
+    from egomem.store.postgres import PostgresStore
+    s = PostgresStore(os.environ["EGOMEM_TEST_PG_DSN"], schema=where)
 i = 0
 while n < 0 or i < n:  # n < 0: write until killed from outside, possibly mid-transaction
     with s.transaction():
@@ -218,42 +226,42 @@ s.close()
 """
 
 
-def _spawn_writer(db: str, tag: str, n: int, pause: float = 0.0) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-c", WRITER, db, tag, str(n), str(pause)])
+def _spawn_writer(spec: str, tag: str, n: int, pause: float = 0.0) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "EGOMEM_TEST_PG_DSN": PG_DSN}
+    return subprocess.Popen([sys.executable, "-c", WRITER, spec, tag, str(n), str(pause)], env=env)
 
 
-def _assert_consistent(db: str, at_least: int) -> int:
-    s = SQLiteStore(db)
+def _assert_consistent(store_factory: StoreFactory, at_least: int) -> int:
+    s: Any = store_factory()
     users = s.list_users()
     assert len(users) >= at_least
     # Every committed user is whole: never a user without its fact and key.
     assert all(len(s.list_facts(u.id)) == 1 and len(s.list_keys(user_id=u.id)) == 1 for u in users)
     s.close()
-    assert sqlite3.connect(db).execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    if isinstance(s, SQLiteStore):
+        assert sqlite3.connect(s.path).execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     return len(users)
 
 
-def test_two_processes_write_concurrently(tmp_path: Path) -> None:
-    db = str(tmp_path / "m.db")
-    SQLiteStore(db).close()
-    procs = [_spawn_writer(db, tag, 60) for tag in ("a", "b")]
+def test_two_processes_write_concurrently(store_factory: StoreFactory, store_spec: str) -> None:
+    store_factory().close()  # create the schema before the writers race
+    procs = [_spawn_writer(store_spec, tag, 60) for tag in ("a", "b")]
     for p in procs:
         assert p.wait(120) == 0
-    assert _assert_consistent(db, 120) == 120
+    assert _assert_consistent(store_factory, 120) == 120
 
 
-def test_killed_writer_leaves_store_consistent(tmp_path: Path) -> None:
-    db = str(tmp_path / "m.db")
-    SQLiteStore(db).close()
-    p = _spawn_writer(db, "w", -1, pause=0.002)
+def test_killed_writer_leaves_store_consistent(store_factory: StoreFactory, store_spec: str) -> None:
+    store_factory().close()
+    p = _spawn_writer(store_spec, "w", -1, pause=0.002)
     deadline = time.time() + 60
     while time.time() < deadline:
         time.sleep(0.3)
-        probe = SQLiteStore(db)
+        probe = store_factory()
         n = len(probe.list_users())
         probe.close()
         if n >= 20:
             break
     os.kill(p.pid, signal.SIGKILL)
     p.wait()
-    _assert_consistent(db, 20)
+    _assert_consistent(store_factory, 20)
