@@ -13,7 +13,9 @@ from egomem.errors import InputError
 
 def test_bench_extract_quick(test_data: Path, tmp_path: Path) -> None:
     out = tmp_path / "extract.json"
-    res = run_bench("extract", BenchOptions(data=test_data / "memory", json_path=out, quick=True))
+    res = run_bench(
+        "extract", BenchOptions(data=test_data / "memory" / "locomo_sample.json", json_path=out, quick=True)
+    )
     m = json.loads(out.read_text())
     assert m["sessions"] == 2 and m["observations"] == 14 and m["items"] >= 3
     assert 0.0 <= m["recall"] <= 1.0 and 0.0 < m["precision"] <= 1.0

@@ -13,8 +13,9 @@ class MemoryConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     # Cosine (MiniLM) at or above which a new item repeats an existing fact (NOOP), and at
-    # which consolidation merges two current facts. Chosen on hand-made paraphrase pairs
-    # in tests/memory, not on LoCoMo.
+    # which consolidation merges two current facts. Set conservatively on the hand-made pairs
+    # of tests/memory/test_duplicate_threshold.py (not on LoCoMo): a false merge loses a fact,
+    # a missed one only repeats it, and the key slots (home, job, likes) are matched by rules.
     duplicate_cosine: float = Field(default=0.88, gt=0.0, le=1.0)
     similar_top_k: int = Field(default=3, ge=1)  # similar facts shown to the update task per item
     # Memory strength (MemoryBank-style forgetting curve), see memory/strength.py.
