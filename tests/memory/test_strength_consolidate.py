@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from egomem.memory.config import MemoryConfig
-from egomem.memory.consolidate import RUNNING_PREFIX, consolidate
+from egomem.memory.consolidate import RUNNING_PREFIX, consolidate, consolidate_all
 from egomem.memory.strength import DAY_S, strength
 from egomem.schemas import Fact, FactKind
 from egomem.store.sqlite import SQLiteStore
@@ -57,3 +57,13 @@ def test_no_deletion_by_decay_without_a_retention_policy(store: SQLiteStore, enc
     assert len(store.list_facts(u.id)) == 2
     rep = consolidate(store, u.id, encoder, MemoryConfig(retention_min_strength=0.001), now=T0 + 60 * DAY_S)
     assert rep.purged == 1 and [f.text for f in store.list_facts(u.id)] == ["is allergic to peanuts"]
+
+
+def test_consolidate_all_skips_placeholders(store: SQLiteStore, encoder) -> None:
+    ana, ph = store.create_user("Ana"), store.create_user("Zoe", placeholder=True)
+    for u in (ana, ph):
+        store.add_fact(Fact(user_id=u.id, text="likes green tea", valid_from=T0))
+        store.add_fact(Fact(user_id=u.id, text="likes green tea a lot", valid_from=T0 + 1))
+    reports = consolidate_all(store, encoder, MemoryConfig(), now=T0 + DAY_S)
+    assert list(reports) == [ana.id] and reports[ana.id].merged == 1
+    assert len(store.list_facts(ph.id)) == 2

@@ -42,6 +42,15 @@ def consolidate(
     return report
 
 
+def consolidate_all(
+    store: MemoryStore, encoder: Encoder, config: MemoryConfig, *, now: float
+) -> dict[str, ConsolidationReport]:
+    """One periodic pass over every real user (placeholders hold only what others said)."""
+    return {
+        u.id: consolidate(store, u.id, encoder, config, now=now) for u in store.list_users(include_placeholders=False)
+    }
+
+
 def _merge_duplicates(store: MemoryStore, user_id: str, encoder: Encoder, config: MemoryConfig, now: float) -> int:
     merged = 0
     for kind in (FactKind.FACT, FactKind.PREFERENCE, FactKind.PERSONA):
