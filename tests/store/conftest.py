@@ -81,8 +81,8 @@ def all_rows_text(store: SQLiteStore | MemoryStore) -> str:
             for c in row:
                 if isinstance(c, bytes | memoryview):
                     out.append(bytes(c).hex())
-                elif isinstance(c, np.ndarray):  # a pgvector column
-                    out.append(c.astype("<f4").tobytes().hex())
+                elif hasattr(c, "to_numpy"):  # a pgvector column
+                    out.append(np.asarray(c.to_numpy(), dtype="<f4").tobytes().hex())
                 else:
                     out.append(str(c))
     return "\n".join(out)

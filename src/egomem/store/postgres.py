@@ -282,7 +282,7 @@ class PostgresStore(SQLStore):
 
     # -- vectors -------------------------------------------------------------------------
     def nearest_sql(self, modality: Modality, model: str) -> tuple[str, list[Any]]:
-        """The nearest-keys query (`?` for the query vector and k) and its leading parameters."""
+        """The nearest-keys query and its `where` parameters: execute it with [vector, *these, k]."""
         op = _DISTANCE_OP[MODALITY_METRIC[modality]]
         if (modality, model) in HNSW_INDEXED:
             # Literal predicate and cast, exactly the partial index's, so the planner can use it.
@@ -309,7 +309,7 @@ class PostgresStore(SQLStore):
         if int(dims[0][0]) != query.size:
             raise DimensionError(f"stored keys have {dims[0][0]} dimensions, the query has {query.size}")
         sql, params = self.nearest_sql(modality, model)
-        rows = self._execute(sql, [*params, query, k])
+        rows = self._execute(sql, [query, *params, k])
         return [KeyMatch(int(r[0]), str(r[1]), float(r[2])) for r in rows]
 
     # -- bulk import ---------------------------------------------------------------------

@@ -43,7 +43,10 @@ class NativeNearestKeys(Protocol):
 
 def check_query(modality: Modality, vector: np.ndarray | Sequence[float], k: int) -> tuple[Modality, np.ndarray]:
     """Validate a nearest-keys query; the same checks on every backend."""
-    modality = Modality(modality)
+    try:
+        modality = Modality(modality)
+    except ValueError:
+        raise InputError(f"unknown modality {modality!r}: expected face or voice") from None
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise InputError(f"k must be a positive integer, got {k!r}")
     blob, _ = vector_to_blob(vector)  # refuses empty, non-1-d and non-finite vectors
