@@ -1,0 +1,103 @@
+"""Inference: `EpisodicTrigger.tag(listen16k, speak16k)` -> one label per 80 ms step.
+
+The network gives per-step posteriors, computed chunk-wise (chunks of up to 8192 steps
+with overlapping margins, so a session that crosses a chunk edge is not cut); a Viterbi
+pass then picks the best label sequence the session grammar allows
+(0→0|1, 1→2|3, 2→2|3, 3→0|1), so every start has an end and adjacent sessions of two
+users are split by a 3 directly followed by a 1.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from egomem.errors import InputError
+from egomem.memory.trigger.features import N_FEATURES, FeatureExtractor
+from egomem.memory.trigger.metrics import sessions
+
+__all__ = ["CHUNK_STEPS", "EpisodicTrigger", "sessions", "viterbi"]
+
+CHUNK_STEPS = 8192
+MARGIN_STEPS = 512
+WEIGHTS = Path(__file__).parent / "weights" / "trigger_bigru.pt"
+
+_ALLOWED = np.full((4, 4), -np.inf)
+for _a, _b in ((0, 0), (0, 1), (1, 2), (1, 3), (2, 2), (2, 3), (3, 0), (3, 1)):
+    _ALLOWED[_a, _b] = 0.0
+
+
+def viterbi(logp: np.ndarray) -> np.ndarray:
+    """Best label path under the session grammar; logp: (steps, 4) log-posteriors."""
+    steps = logp.shape[0]
+    if steps == 0:
+        return np.zeros(0, dtype=np.int8)
+    score = logp[0].copy()
+    back = np.zeros((steps, 4), dtype=np.int8)
+    for t in range(1, steps):
+        cand = score[:, None] + _ALLOWED  # (from, to)
+        back[t] = np.argmax(cand, axis=0)
+        score = cand[back[t], np.arange(4)] + logp[t]
+    path = np.zeros(steps, dtype=np.int8)
+    path[-1] = int(np.argmax(score))
+    for t in range(steps - 1, 0, -1):
+        path[t - 1] = back[t, path[t]]
+    return path
+
+
+class EpisodicTrigger:
+    """Loads the shipped BiGRU weights (or `weights`); features come from `extractor`."""
+
+    def __init__(self, weights: Path | None = None, extractor: FeatureExtractor | None = None) -> None:
+        import torch
+
+        from egomem.memory.trigger.model import TriggerNet
+
+        path = Path(weights) if weights is not None else WEIGHTS
+        if not path.is_file():
+            raise InputError(f"episodic trigger weights not found: {path}")
+        blob = torch.load(path, map_location="cpu", weights_only=True)
+        self.net = TriggerNet(**blob["config"])
+        self.net.load_state_dict(blob["state"])
+        self.net.eval()
+        self.mean = np.asarray(blob["mean"], dtype=np.float32)
+        self.std = np.asarray(blob["std"], dtype=np.float32)
+        self._extractor = extractor
+
+    @property
+    def extractor(self) -> FeatureExtractor:
+        if self._extractor is None:
+            self._extractor = FeatureExtractor.default()
+        return self._extractor
+
+    def tag(self, listen16k: np.ndarray, speak16k: np.ndarray) -> np.ndarray:
+        """Labels (int8, one per 80 ms step) for the two 16 kHz mono channels."""
+        return self.tag_features(self.extractor(listen16k, speak16k))
+
+    def tag_features(self, feats: np.ndarray) -> np.ndarray:
+        return viterbi(np.log(np.maximum(self.posteriors(feats), 1e-9)))
+
+    def posteriors(self, feats: np.ndarray) -> np.ndarray:
+        """(steps, 4) label probabilities, chunk-wise with overlapping margins."""
+        import torch
+
+        f = np.asarray(feats, dtype=np.float32)
+        if f.ndim != 2 or f.shape[1] != N_FEATURES:
+            raise InputError(f"features must be (steps, {N_FEATURES}), got shape {f.shape}")
+        steps = f.shape[0]
+        out = np.zeros((steps, 4), dtype=np.float32)
+        x = (f - self.mean) / self.std
+        core = CHUNK_STEPS - 2 * MARGIN_STEPS
+        for a in range(0, steps, core):
+            lo, hi = max(0, a - MARGIN_STEPS), min(steps, a + core + MARGIN_STEPS)
+            if steps <= CHUNK_STEPS:
+                lo, hi = 0, steps
+            with torch.no_grad():
+                logits = self.net(torch.from_numpy(x[lo:hi])[None])[0]
+            probs = torch.softmax(logits, dim=-1).numpy()
+            b = min(steps, a + core) if steps > CHUNK_STEPS else steps
+            out[a:b] = probs[a - lo : b - lo]
+            if steps <= CHUNK_STEPS:
+                break
+        return out

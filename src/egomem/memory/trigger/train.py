@@ -1,0 +1,177 @@
+"""Train the episodic-trigger BiGRU and calibrate the rule baseline, from a fixed seed.
+
+    python -m egomem.memory.trigger.train [--data ../shared/data] [--streams 160] [--epochs 30]
+
+Training streams are synthetic streams of the *training* speakers (synth.py): seeds
+100000.. , each in a clean and a noised copy; the last 10% of the seeds are held out
+for choosing the epoch. The rule baseline's two thresholds are calibrated on the same
+training streams. Nothing here sees the evaluation speakers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+from egomem.memory.trigger.dataset import Example, examples
+from egomem.memory.trigger.features import N_FEATURES
+from egomem.memory.trigger.metrics import SpanCounts, jaccard, sessions
+from egomem.memory.trigger.rules import RULES_FILE, RuleTrigger
+from egomem.memory.trigger.synth import DEFAULT_DATA
+from egomem.memory.trigger.tagger import WEIGHTS, viterbi
+
+TRAIN_SEED0 = 100_000
+CLASS_WEIGHTS = (1.0, 10.0, 1.0, 10.0)  # boundaries are 1 step in ~100: up-weight them
+
+
+def score(pred: list[list[tuple[int, int]]], data: list[Example]) -> dict[str, float]:
+    """Mean Jaccard and pooled F1@5 of predicted spans against the examples."""
+    counts = SpanCounts()
+    jac = []
+    for p, ex in zip(pred, data, strict=True):
+        counts.add(ex.sessions, p, 5)
+        jac.append(jaccard(ex.sessions, p, ex.labels.size))
+    return {"jaccard": float(np.mean(jac)), "f1_at_5": counts.f1}
+
+
+def calibrate_rules(data: list[Example]) -> tuple[RuleTrigger, dict[str, float]]:
+    best: tuple[float, RuleTrigger, dict[str, float]] | None = None
+    for gap_s in (1.0, 1.5, 2.0, 2.5, 3.0, 4.0):
+        for change in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 2.1):
+            rt = RuleTrigger(gap_s=gap_s, change=change)
+            s = score([rt.sessions(ex.feats) for ex in data], data)
+            key = s["jaccard"] + s["f1_at_5"]
+            if best is None or key > best[0]:
+                best = (key, rt, s)
+    assert best is not None
+    return best[1], best[2]
+
+
+BATCH = 32
+CROP = 768  # training crop (61 s): many crops per batch keep the sequential GRU cheap
+
+
+def _crops(data: list[Example], rng: np.random.Generator) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Random crops covering each example about once per epoch."""
+    out = []
+    for ex in data:
+        n = ex.labels.size
+        for _ in range(max(1, round(n / CROP))):
+            a = int(rng.integers(0, max(1, n - CROP + 1)))
+            out.append((ex.feats[a : a + CROP], ex.labels[a : a + CROP]))
+    return [out[i] for i in rng.permutation(len(out))]
+
+
+def train_net(
+    train: list[Example], val: list[Example], *, seed: int, epochs: int, max_minutes: float, log: list[dict]
+) -> dict:
+    import torch
+
+    from egomem.memory.trigger.model import TriggerNet
+
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    allf = np.concatenate([ex.feats for ex in train])
+    mean, std = allf.mean(axis=0), np.maximum(allf.std(axis=0), 1e-3)
+    net = TriggerNet(N_FEATURES)
+    opt = torch.optim.AdamW(net.parameters(), lr=2e-3, weight_decay=1e-4)
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=epochs)
+    loss_fn = torch.nn.CrossEntropyLoss(weight=torch.tensor(CLASS_WEIGHTS), ignore_index=-100)
+    best: tuple[float, dict] | None = None
+    t0 = time.perf_counter()
+    for epoch in range(epochs):
+        net.train()
+        total = 0.0
+        crops = _crops(train, rng)
+        for k in range(0, len(crops), BATCH):
+            batch = crops[k : k + BATCH]
+            x = np.zeros((len(batch), CROP, N_FEATURES), dtype=np.float32)
+            y = np.full((len(batch), CROP), -100, dtype=np.int64)
+            for i, (f, lab) in enumerate(batch):
+                x[i, : lab.size] = (f - mean) / std
+                y[i, : lab.size] = lab
+            logits = net(torch.from_numpy(x))
+            loss = loss_fn(logits.reshape(-1, 4), torch.from_numpy(y).reshape(-1))
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
+            opt.step()
+            total += float(loss.detach()) * len(batch)
+        sched.step()
+        net.eval()
+        with torch.no_grad():
+            preds = [
+                sessions(
+                    viterbi(torch.log_softmax(net(torch.from_numpy((ex.feats - mean) / std)[None])[0], -1).numpy())
+                )
+                for ex in val
+            ]
+        s = score(preds, val)
+        entry = {"epoch": epoch + 1, "loss": total / len(crops), **s, "minutes": (time.perf_counter() - t0) / 60}
+        log.append(entry)
+        print(json.dumps(entry), flush=True)
+        key = s["jaccard"] + s["f1_at_5"]
+        if best is None or key > best[0]:
+            state = {k: v.detach().clone() for k, v in net.state_dict().items()}
+            best = (
+                key,
+                {"state": state, "config": net.config, "mean": torch.from_numpy(mean), "std": torch.from_numpy(std)},
+            )
+        if (time.perf_counter() - t0) / 60 > max_minutes:
+            print(f"stopping: time budget of {max_minutes} min reached", flush=True)
+            break
+    assert best is not None
+    return best[1]
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    ap.add_argument("--cache", type=Path, default=Path("out/trigger_cache"))
+    ap.add_argument("--streams", type=int, default=160)
+    ap.add_argument("--epochs", type=int, default=30)
+    ap.add_argument("--max-minutes", type=float, default=25.0)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--weights", type=Path, default=WEIGHTS)
+    args = ap.parse_args(argv)
+    import torch
+
+    torch.set_num_threads(2)
+    t0 = time.perf_counter()
+    seeds = list(range(TRAIN_SEED0, TRAIN_SEED0 + args.streams))
+    data = examples(args.data, "train", seeds, args.cache, args.workers)
+    extract_min = (time.perf_counter() - t0) / 60
+    n_val = max(1, len(seeds) // 10)
+    val_seeds = set(seeds[-n_val:])
+    train = [ex for ex in data if ex.seed not in val_seeds]
+    val = [ex for ex in data if ex.seed in val_seeds]
+    log: list[dict] = []
+    t1 = time.perf_counter()
+    blob = train_net(train, val, seed=args.seed, epochs=args.epochs, max_minutes=args.max_minutes, log=log)
+    train_min = (time.perf_counter() - t1) / 60
+    args.weights.parent.mkdir(parents=True, exist_ok=True)
+    torch.save(blob, args.weights)
+    rules, rule_score = calibrate_rules(train)
+    RULES_FILE.write_text(json.dumps({"gap_s": rules.gap_s, "change": rules.change, "vad": rules.vad}, indent=2) + "\n")
+    n_params = sum(int(v.numel()) for v in blob["state"].values())
+    report = {
+        "seed": args.seed,
+        "train_streams": len(train),
+        "val_streams": len(val),
+        "parameters": n_params,
+        "feature_extraction_minutes": extract_min,
+        "training_minutes": train_min,
+        "epochs": log,
+        "rules": {"gap_s": rules.gap_s, "change": rules.change, "train_score": rule_score},
+    }
+    args.weights.with_suffix(".json").write_text(json.dumps(report, indent=2) + "\n")
+    print(f"saved {args.weights} ({n_params} parameters); rules {rules}; training {train_min:.1f} min")
+
+
+if __name__ == "__main__":
+    main()
