@@ -1,0 +1,226 @@
+"""`egomem bench store`: identity search, profile reads and writes, SQLite vs PostgreSQL + pgvector.
+
+For each backend and size N (10k and 100k by default; 1M with `--set full=1`) a fresh store
+is bulk-loaded with N users, each with one 128-d face key and one fact, then measured:
+
+- identity search: `nearest_keys(face, k=5)` for queries near stored keys; p50/p95 latency
+  and recall@5 against exact search (SQLite is exact numpy; PostgreSQL uses its HNSW index);
+- profile read: get_user + list_facts + list_relations of a random user (the Level-1 path);
+- write: one transaction creating a user with a key and a fact through the store API
+  (history rows included); p50/p95 latency and writes per second, one writer.
+
+The keys are synthetic (a Gaussian per user, queries at noise 0.05 around a stored key),
+not real faces. PostgreSQL runs when a DSN is given (`--set dsn=...`, EGOMEM_STORE__DSN or
+EGOMEM_TEST_PG_DSN); it works in a schema of its own, dropped at the end. Options:
+`--set sizes=10000,100000 queries=100 writes=300 full=1`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from egomem.bench import BenchOptions, BenchResult, register
+from egomem.errors import InputError
+from egomem.schemas import Fact, Modality, now
+from egomem.store.sql import SQLStore
+from egomem.store.sqlite import SQLiteStore
+from egomem.store.vectors import exact_nearest, nearest_keys
+
+DIM = 128
+MODEL = "dlib_resnet_v1"
+K = 5
+
+
+def _int_option(options: BenchOptions, key: str, default: int) -> int:
+    raw = options.extra.get(key)
+    if raw is None:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise InputError(f"--set {key}= needs an integer, got {raw!r}") from None
+    if value < 1:
+        raise InputError(f"--set {key}= must be positive, got {value}")
+    return value
+
+
+def _sizes(options: BenchOptions) -> list[int]:
+    if "sizes" in options.extra:
+        try:
+            sizes = [int(s) for s in options.extra["sizes"].split(",") if s.strip()]
+        except ValueError:
+            raise InputError(f"--set sizes= needs comma-separated integers, got {options.extra['sizes']!r}") from None
+        if not sizes or min(sizes) < 10:
+            raise InputError("--set sizes= needs sizes of at least 10")
+        return sizes
+    if options.quick:
+        return [500, 2_000]
+    return [10_000, 100_000] + ([1_000_000] if options.extra.get("full") == "1" else [])
+
+
+def _dsn(options: BenchOptions) -> str:
+    if "dsn" in options.extra:  # `--set dsn=` (empty): SQLite only
+        return options.extra["dsn"]
+    return os.environ.get("EGOMEM_STORE__DSN") or os.environ.get("EGOMEM_TEST_PG_DSN", "")
+
+
+def _pct(samples: list[float]) -> tuple[float, float]:
+    a = np.asarray(samples) * 1000.0
+    return float(np.percentile(a, 50)), float(np.percentile(a, 95))
+
+
+@contextlib.contextmanager
+def _open(backend: str, dsn: str) -> Iterator[SQLStore]:
+    if backend == "sqlite":
+        with tempfile.TemporaryDirectory() as tmp:
+            lite = SQLiteStore(Path(tmp) / "bench.db")
+            try:
+                yield lite
+            finally:
+                lite.close()
+        return
+    from egomem.store.postgres import PostgresStore
+
+    schema = f"bench_{uuid.uuid4().hex[:10]}"
+    pg = PostgresStore(dsn, schema=schema)
+    try:
+        yield pg
+    finally:
+        pg._raw(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+        pg.close()
+
+
+def _rows(n: int, vectors: np.ndarray) -> dict[str, tuple[list[str], list[tuple[Any, ...]]]]:
+    t = now()
+    ids = [f"u_{i:016x}" for i in range(n)]
+    users = [(uid, f"person {i}", 0, t, None) for i, uid in enumerate(ids)]
+    keys = [(uid, "face", MODEL, DIM, vectors[i].astype("<f4").tobytes(), "", t) for i, uid in enumerate(ids)]
+    facts = [(f"f_{i:016x}", uid, "fact", f"likes topic {i % 997}", 1.0, t, t, 0.5, 0) for i, uid in enumerate(ids)]
+    return {
+        "users": (["id", "name", "placeholder", "created_at", "last_seen"], users),
+        "identity_keys": (["user_id", "modality", "model", "dim", "vector", "condition", "created_at"], keys),
+        "facts": (
+            ["id", "user_id", "kind", "text", "confidence", "created_at", "valid_from", "importance", "use_count"],
+            facts,
+        ),
+    }
+
+
+def _bulk_load(store: SQLStore, n: int, vectors: np.ndarray) -> dict[str, float]:
+    """Seed N users without the API (no history rows): the API path is what `write` measures."""
+    tables = _rows(n, vectors)
+    t0 = time.perf_counter()
+    if isinstance(store, SQLiteStore):
+        for table, (cols, rows) in tables.items():
+            sql = f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})"
+            for start in range(0, len(rows), 20_000):
+                with store.transaction():
+                    for row in rows[start : start + 20_000]:
+                        store._execute(sql, row)
+        return {"load_s": time.perf_counter() - t0, "index_s": 0.0}
+    from egomem.store.postgres import PostgresStore
+
+    assert isinstance(store, PostgresStore)
+    # pgvector's advice for bulk loads: drop the HNSW index, COPY, build it once.
+    indexdef = store._execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'identity_keys_face_hnsw'")[0][0]
+    store._raw("DROP INDEX identity_keys_face_hnsw")
+    for table, (cols, rows) in tables.items():
+        if table == "identity_keys":
+            cols = [*cols, "embedding"]
+            rows = [(*row, vectors[i]) for i, row in enumerate(rows)]
+        store.copy_rows(table, cols, rows)
+    load_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    store._raw(indexdef)
+    store._raw("ANALYZE")
+    return {"load_s": load_s, "index_s": time.perf_counter() - t0}
+
+
+def _timed(fn: Callable[[], Any], repeats: int) -> list[float]:
+    out = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - t0)
+    return out
+
+
+def _measure(store: SQLStore, n: int, n_queries: int, n_writes: int, rng: np.random.Generator) -> dict[str, float]:
+    centres = rng.normal(0, 0.2, (n, DIM)).astype(np.float32)
+    m: dict[str, float] = _bulk_load(store, n, centres)
+    key_ids = [int(r[0]) for r in store._execute("SELECT id FROM identity_keys ORDER BY id")]
+    users = [f"u_{i:016x}" for i in range(n)]  # the bulk load inserted keys in user order
+
+    search_s, hits = [], 0
+    for target in rng.integers(0, n, n_queries):
+        query = centres[target] + rng.normal(0, 0.05, DIM).astype(np.float32)
+        t0 = time.perf_counter()
+        got = nearest_keys(store, Modality.FACE, query, K)
+        search_s.append(time.perf_counter() - t0)
+        want = exact_nearest(key_ids, users, centres, query, K, "l2")
+        hits += len({g.key_id for g in got} & {w.key_id for w in want})
+    m["search_p50_ms"], m["search_p95_ms"] = _pct(search_s)
+    m["recall_at_5"] = hits / (K * n_queries)
+
+    picks = iter(rng.integers(0, n, n_queries))
+
+    def read() -> None:
+        uid = users[int(next(picks))]
+        store.get_user(uid)
+        store.list_facts(uid)
+        store.list_relations(uid)
+
+    m["read_p50_ms"], m["read_p95_ms"] = _pct(_timed(read, n_queries))
+
+    def write() -> None:
+        with store.transaction():
+            u = store.create_user("new person")
+            store.add_key(u.id, Modality.FACE, rng.normal(0, 0.2, DIM), MODEL)
+            store.add_fact(Fact(user_id=u.id, text="met at the bench"))
+
+    t0 = time.perf_counter()
+    write_s = _timed(write, n_writes)
+    m["writes_per_s"] = n_writes / (time.perf_counter() - t0)
+    m["write_p50_ms"], m["write_p95_ms"] = _pct(write_s)
+    return m
+
+
+@register("store")
+def run(options: BenchOptions) -> BenchResult:
+    sizes = _sizes(options)
+    n_queries = _int_option(options, "queries", 30 if options.quick else 100)
+    n_writes = _int_option(options, "writes", 30 if options.quick else 300)
+    dsn = _dsn(options)
+    backends = ["sqlite", "postgres"] if dsn else ["sqlite"]
+    metrics: dict[str, Any] = {"sizes": sizes, "queries": n_queries, "writes": n_writes, "backends": backends}
+    with contextlib.suppress(OSError):
+        metrics["load_avg_1m"] = os.getloadavg()[0]
+    rows: list[list[Any]] = []
+    for n in sizes:
+        for backend in backends:
+            with _open(backend, dsn) as store:
+                m = _measure(store, n, n_queries, n_writes, np.random.default_rng(n))
+            metrics.update({f"{backend}_{n}_{k}": v for k, v in m.items()})
+            cells = ["search_p50_ms", "search_p95_ms", "recall_at_5", "read_p50_ms", "read_p95_ms"]
+            cells += ["write_p50_ms", "write_p95_ms", "writes_per_s", "load_s", "index_s"]
+            rows.append([backend, n, *(m[c] for c in cells)])
+    header = ["backend", "users/keys", "search p50 ms", "search p95 ms", "recall@5", "read p50 ms", "read p95 ms"]
+    header += ["write p50 ms", "write p95 ms", "writes/s", "bulk load s", "HNSW build s"]
+    notes = [
+        f"{n_queries} searches and profile reads, {n_writes} API write transactions per cell; synthetic 128-d keys",
+        f"load average at the end: {metrics.get('load_avg_1m', float('nan')):.2f} (2 shared cores)",
+    ]
+    if not dsn:
+        notes.append("PostgreSQL not measured: no DSN (--set dsn=..., EGOMEM_STORE__DSN or EGOMEM_TEST_PG_DSN)")
+    if options.extra.get("full") != "1" and not options.quick and "sizes" not in options.extra:
+        notes.append("1M users not run (add --set full=1; slow)")
+    return BenchResult("store", metrics, [("store: identity search, profile read, write", header, rows)], notes)
