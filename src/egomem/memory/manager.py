@@ -10,12 +10,14 @@ retried with `retry`, and memory is not touched.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
+from egomem.errors import NotFoundError
 from egomem.identity.types import Identification, IdentityStatus
 from egomem.llm.base import LLMError, LLMProvider
 from egomem.memory.config import MemoryConfig
 from egomem.memory.extractor import ExtractResult, MemoryExtractor
-from egomem.memory.items import ExtractedItem, SessionText, Turn
+from egomem.memory.items import ExtractedItem, SessionText, Turn, UpdatePlan
 from egomem.memory.social import adopt_name, link_relation
 from egomem.memory.updater import Applied, Encoder, MemoryUpdater
 from egomem.schemas import Episode, Modality
@@ -85,7 +87,7 @@ class MemoryManager:
         ident: Identification | None,
         user_id: str | None,
         extracted: ExtractResult,
-        plan: object,
+        plan: UpdatePlan,
     ) -> SessionOutcome:
         cause = f"session {session.episode_id}"
         notes = [f"dropped '{it.text}': {why}" for it, why in extracted.dropped]
@@ -106,9 +108,6 @@ class MemoryManager:
         for it in extracted.items:
             if it.kind == "name":
                 notes.append(adopt_name(self.store, user_id, it.text, cause=cause))
-        from egomem.memory.items import UpdatePlan
-
-        assert isinstance(plan, UpdatePlan)
         applied = self.updater.apply(
             user_id, extracted.items, plan, episode_id=session.episode_id, at=session.start, cause=cause
         )
@@ -122,7 +121,11 @@ class MemoryManager:
         return SessionOutcome(session.episode_id, True, user_id, "", extracted.items, applied, notes)
 
     def _exists(self, episode_id: str) -> bool:
-        return any(e.id == episode_id for e in self.store.list_episodes())
+        try:
+            self.store.get_episode(episode_id)
+        except NotFoundError:
+            return False
+        return True
 
     def _episode(self, session: SessionText, participants: list[str], status: str, summary: str = "") -> Episode:
         return Episode(
@@ -149,7 +152,5 @@ class MemoryManager:
 
 
 def _date(t: float) -> str:
-    from datetime import UTC, datetime
-
     d = datetime.fromtimestamp(t, UTC)
     return f"{d.day} {d:%B %Y}"
