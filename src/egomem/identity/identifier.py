@@ -114,6 +114,11 @@ class PersonIdentifier:
         """Add keys for a user (created when user_id is None); returns the user id."""
         if face is None and voice is None:
             raise InputError("enrollment needs a face or a voice observation")
+        # Validate before writing anything, so a bad vector never leaves half an enrollment.
+        if face is not None:
+            self.face_index.prep(face.vector)
+        if voice is not None:
+            self.voice_index.prep(voice.vector)
         with self._lock, self.store.transaction():
             uid = user_id or self.store.create_user(name, cause="enrolled by identity").id
             if face is not None:
@@ -170,13 +175,13 @@ class PersonIdentifier:
             for h in self.face_index.search(obs.vector, k_users=5)
         ]
 
-    def voice_scores(self, vector: np.ndarray) -> list[Match]:
-        """Candidate users with their (s-normed) voice score, best first."""
+    def voice_scores(self, vector: np.ndarray, k_users: int = VOICE_CANDIDATES) -> list[Match]:
+        """The `k_users` best candidate users with their (s-normed) voice score, best first."""
         with self._lock:
             idx = self.voice_index
             if len(idx) == 0:
                 return []
-            hits = idx.search(vector, k_users=VOICE_CANDIDATES)
+            hits = idx.search(vector, k_users=k_users)
             if not self.config.voice.snorm:
                 thr = self.config.voice.threshold
                 return [Match(h.user_id, h.value, _logistic((h.value - thr) / 0.05)) for h in hits]

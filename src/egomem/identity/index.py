@@ -60,7 +60,8 @@ class KeyIndex:
         with self._lock:
             return self._vectors.copy(), list(self._users)
 
-    def _prep(self, v: Any) -> np.ndarray:
+    def prep(self, v: Any) -> np.ndarray:
+        """The vector as float32 (unit length for cosine), or InputError for a wrong size, NaN or zero."""
         a = np.asarray(v, dtype=np.float32).reshape(-1)
         if a.size != self.dim:
             raise InputError(f"vector has dimension {a.size}, index expects {self.dim}")
@@ -79,7 +80,7 @@ class KeyIndex:
     def add_many(self, items: list[tuple[str, int, Any]]) -> None:
         if not items:
             return
-        vecs = np.stack([self._prep(v) for _, _, v in items])
+        vecs = np.stack([self.prep(v) for _, _, v in items])
         with self._lock:
             self._vectors = np.concatenate([self._vectors, vecs])
             self._key_ids += [int(k) for _, k, _ in items]
@@ -109,7 +110,7 @@ class KeyIndex:
 
     def raw_values(self, query: Any) -> np.ndarray:
         """The query's value against every key, in index order (exact)."""
-        q = self._prep(query)
+        q = self.prep(query)
         with self._lock:
             return self._values(self._vectors, q)
 
@@ -120,7 +121,7 @@ class KeyIndex:
 
     def search(self, query: Any, k_users: int = 5) -> list[Hit]:
         """Best key per user for the `k_users` closest users, best first."""
-        q = self._prep(query)
+        q = self.prep(query)
         with self._lock:
             n = len(self._key_ids)
             if n == 0:

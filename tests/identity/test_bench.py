@@ -1,0 +1,39 @@
+"""The three benchmarks run end to end with --quick on the tiny samples in tests/data."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from egomem.bench import BenchOptions, render, run_bench
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+def test_bench_face_quick(tmp_path: Path) -> None:
+    out = tmp_path / "face.json"
+    r = run_bench("face", BenchOptions(data=DATA, json_path=out, quick=True, extra={"sets": "faces"}))
+    m = json.loads(out.read_text())["faces"]
+    assert m["pairs"] == 6 and m["same_pairs"] == 2 and m["no_face_images"] == 0
+    assert m["accuracy"] == 1.0 and m["auc"] == 1.0
+    assert r.metrics["search"]["10000"]["exact_ms_p50"] > 0
+    assert "face verification" in render(r)
+
+
+def test_bench_speaker_quick(tmp_path: Path) -> None:
+    out = tmp_path / "spk.json"
+    extra = {"eval": "eval", "distractors": "distract", "enroll": "1"}
+    r = run_bench("speaker", BenchOptions(data=DATA / "speech", json_path=out, quick=True, extra=extra))
+    m = json.loads(out.read_text())["eval"]
+    assert m["queries"] == 4 and m["enrolled_users"] == 3
+    assert m["pass_at_1"] == 1.0 and 0.0 <= m["eer"] <= 1.0
+    assert set(m["snr_10db"]) >= {"pass_at_1", "pass_at_1_snorm", "eer"}
+    assert "pass@1_snorm" in render(r)
+
+
+def test_bench_asr_quick(tmp_path: Path) -> None:
+    out = tmp_path / "asr.json"
+    r = run_bench("asr", BenchOptions(data=DATA / "speech" / "eval", json_path=out, quick=True))
+    m = json.loads(out.read_text())["eval"]
+    assert m["utterances"] == 3 and 0.0 <= m["wer"] <= 1.5 and m["rtf"] > 0
+    assert any("faster-whisper: not measured" in n for n in r.notes)

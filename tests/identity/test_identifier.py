@@ -1,0 +1,115 @@
+"""PersonIdentifier end to end on real faces and voices: enroll, re-identify, fuse, refresh, delete."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from egomem.config import Config
+from egomem.errors import InputError
+from egomem.identity.identifier import PersonIdentifier
+from egomem.identity.types import FaceObservation, IdentityStatus, VoiceObservation
+from egomem.perception.audio import load_audio
+from egomem.perception.face import FaceEncoder, load_image
+from egomem.perception.voice import VoiceEncoder
+from egomem.schemas import Modality
+from egomem.store.sqlite import SQLiteStore
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+@pytest.fixture(scope="module")
+def encoders() -> tuple[FaceEncoder, VoiceEncoder]:
+    return FaceEncoder(), VoiceEncoder()
+
+
+@pytest.fixture(scope="module")
+def media() -> dict[str, np.ndarray]:
+    out = {p.stem: load_image(p) for p in (DATA / "faces").glob("*/*.jpg")}
+    out.update({p.stem: load_audio(p) for p in (DATA / "speech" / "eval").glob("*/*.flac")})
+    return out
+
+
+@pytest.fixture
+def ident(tmp_path: Path, encoders: tuple[FaceEncoder, VoiceEncoder]) -> Iterator[PersonIdentifier]:
+    store = SQLiteStore(tmp_path / "m.db")
+    yield PersonIdentifier(store, Config(data_dir=tmp_path), face_encoder=encoders[0], voice_encoder=encoders[1])
+    store.close()
+
+
+def _enroll_two(ident: PersonIdentifier, media: dict[str, np.ndarray]) -> tuple[str, str]:
+    f, v = ident.face_encoder, ident.voice_encoder
+    a = ident.enroll(None, f.observe(media["Ariel_Sharon_0001"]), v.observe(media["2414-128291-0000"]), name="A")
+    b = ident.enroll(None, f.observe(media["Colin_Powell_0001"]), v.observe(media["367-130732-0000"]), name="B")
+    return a, b
+
+
+def test_enroll_then_reidentify_by_face_voice_and_both(ident: PersonIdentifier, media: dict[str, np.ndarray]) -> None:
+    a, b = _enroll_two(ident, media)
+    r = ident.identify(media["2414-128291-0003"], [media["Ariel_Sharon_0002"]])
+    assert r.status == IdentityStatus.KNOWN and r.user_id == a
+    assert r.face_distance is not None and r.face_distance < 0.6
+    assert r.voice_score is not None
+    r = ident.identify(None, [media["Colin_Powell_0002"]])
+    assert r.status == IdentityStatus.KNOWN and r.user_id == b and r.voice_score is None
+    ident._polls.clear()
+    r = ident.identify(media["367-130732-0009"], [])
+    assert r.status == IdentityStatus.KNOWN and r.user_id == b and r.face_distance is None
+    assert r.candidates[0][0] == b and 0.0 <= r.candidates[0][1] <= 1.0
+
+
+def test_unknown_and_new(ident: PersonIdentifier, media: dict[str, np.ndarray]) -> None:
+    assert ident.identify(None, []).status == IdentityStatus.UNKNOWN  # empty memory, nothing observed
+    ident.enroll(None, ident.face_encoder.observe(media["Ariel_Sharon_0001"]), name="A")
+    assert (
+        ident.identify(np.zeros(16000, np.float32), [np.full((240, 320, 3), 90, np.uint8)]).status
+        == IdentityStatus.UNKNOWN
+    )
+    r = ident.identify(None, [media["Colin_Powell_0002"]])  # a face, but nobody enrolled looks like it
+    assert r.status == IdentityStatus.NEW and r.user_id is None and r.face is not None
+
+
+def test_deleting_a_user_removes_them_from_the_index(ident: PersonIdentifier, media: dict[str, np.ndarray]) -> None:
+    a, b = _enroll_two(ident, media)
+    ident.store.delete_user(a)
+    ident.sync()
+    assert a not in ident.face_index.user_ids and a not in ident.voice_index.user_ids
+    r = ident.identify(None, [media["Ariel_Sharon_0002"]])
+    assert r.status == IdentityStatus.NEW
+    ident.remove_user(b)
+    assert len(ident.face_index) == 0 and len(ident.voice_index) == 0
+
+
+def test_sync_loads_keys_written_by_another_process(
+    tmp_path: Path, encoders: tuple[FaceEncoder, VoiceEncoder], media: dict[str, np.ndarray]
+) -> None:
+    store = SQLiteStore(tmp_path / "m.db")
+    first = PersonIdentifier(store, face_encoder=encoders[0], voice_encoder=encoders[1])
+    a, _ = _enroll_two(first, media)
+    second = PersonIdentifier(store, face_encoder=encoders[0], voice_encoder=encoders[1])
+    assert second.identify(None, [media["Ariel_Sharon_0002"]]).user_id == a
+    store.close()
+
+
+def test_refresh_keeps_a_bounded_diverse_key_set(ident: PersonIdentifier) -> None:
+    ident.config.face.max_keys_per_user = 3
+    rng = np.random.default_rng(0)
+    base = rng.standard_normal(128).astype(np.float32) * 0.05
+    uid = ident.enroll(None, FaceObservation(base, (0, 1, 1, 0)))
+    assert not ident.refresh(uid, Modality.FACE, base + 0.001)  # adds nothing new: refused
+    added = [
+        ident.refresh(uid, Modality.FACE, base + rng.standard_normal(128).astype(np.float32) * 0.1) for _ in range(5)
+    ]
+    assert all(added)
+    keys = ident.store.list_keys(Modality.FACE, user_id=uid)
+    assert len(keys) == 3 == len(ident.face_index.keys_of(uid))
+
+
+def test_enroll_needs_an_observation(ident: PersonIdentifier) -> None:
+    with pytest.raises(InputError):
+        ident.enroll(None)
+    with pytest.raises(InputError):
+        ident.enroll(None, voice=VoiceObservation(np.full(256, np.nan, np.float32), 1.0))
