@@ -78,6 +78,8 @@ def test_bad_dsns_and_schema_names_get_clear_errors() -> None:
         PostgresStore("this is not a dsn")
     with pytest.raises(StoreError, match="invalid schema"):
         PostgresStore("postgresql://a@127.0.0.1/x", schema="x; DROP TABLE users")
+    with pytest.raises(StoreError, match="ef_search"):
+        PostgresStore("postgresql://a@127.0.0.1/x", ef_search=0)
     with pytest.raises(StoreError, match="cannot connect") as err:
         PostgresStore("postgresql://egomem:s3cret@127.0.0.1:1/egomem_test", connect_timeout_s=2)
     assert "s3cret" not in str(err.value)

@@ -11,3 +11,6 @@ CREATE INDEX identity_keys_face_hnsw ON identity_keys
 CREATE INDEX identity_keys_voice_hnsw ON identity_keys
     USING hnsw ((embedding::vector(256)) vector_cosine_ops)
     WHERE model = 'resemblyzer' AND modality = 'voice';
+-- add_key and nearest_keys look up the dimension of a model's keys; without this index that
+-- is a scan of every key (about 100 ms at 100k keys). PostgreSQL-only until a shared migration adds it.
+CREATE INDEX identity_keys_model ON identity_keys (model, modality, dim);
