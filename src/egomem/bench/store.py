@@ -13,8 +13,8 @@ is bulk-loaded with N users, each with one 128-d face key and one fact, then mea
 The keys are synthetic (a Gaussian per user, queries at noise 0.05 around a stored key),
 not real faces. PostgreSQL runs when a DSN is given (`--set dsn=...`, EGOMEM_STORE__DSN or
 EGOMEM_TEST_PG_DSN); it works in a schema of its own, dropped at the end. Options:
-`--set sizes=10000,100000 queries=100 writes=300 full=1 ef_search=N` (HNSW candidate list;
-the driver's default otherwise).
+`--set sizes=10000,100000 queries=100 writes=300 full=1 ef_search=N backends=sqlite,postgres`
+(ef_search: the HNSW candidate list, the driver's default otherwise).
 """
 
 from __future__ import annotations
@@ -206,13 +206,17 @@ def run(options: BenchOptions) -> BenchResult:
     dsn = _dsn(options)
     ef_search = _int_option(options, "ef_search", 0) or None
     backends = ["sqlite", "postgres"] if dsn else ["sqlite"]
+    if "backends" in options.extra:  # e.g. `--set backends=postgres` for a calibration run
+        backends = [b for b in backends if b in options.extra["backends"].split(",")]
+        if not backends:
+            raise InputError("--set backends= names none of the available backends (sqlite; postgres with a DSN)")
     metrics: dict[str, Any] = {"sizes": sizes, "queries": n_queries, "writes": n_writes, "backends": backends}
     if dsn:
         from egomem.store.postgres import DEFAULT_EF_SEARCH
 
         metrics["pg_ef_search"] = ef_search or DEFAULT_EF_SEARCH
     with contextlib.suppress(OSError):
-        metrics["load_avg_1m"] = os.getloadavg()[0]
+        metrics["load_avg_start"] = os.getloadavg()[0]
     rows: list[list[Any]] = []
     for n in sizes:
         for backend in backends:
@@ -222,12 +226,15 @@ def run(options: BenchOptions) -> BenchResult:
             cells = ["search_p50_ms", "search_p95_ms", "top1_agree", "recall_at_5", "read_p50_ms", "read_p95_ms"]
             cells += ["write_p50_ms", "write_p95_ms", "writes_per_s", "load_s", "index_s"]
             rows.append([backend, n, *(m[c] for c in cells)])
+    with contextlib.suppress(OSError):
+        metrics["load_avg_end"] = os.getloadavg()[0]
     header = ["backend", "users/keys", "search p50 ms", "search p95 ms", "top-1 = exact", "recall@5", "read p50 ms"]
     header += ["read p95 ms"]
     header += ["write p50 ms", "write p95 ms", "writes/s", "bulk load s", "HNSW build s"]
     notes = [
         f"{n_queries} searches and profile reads, {n_writes} API write transactions per cell; synthetic 128-d keys",
-        f"load average at the end: {metrics.get('load_avg_1m', float('nan')):.2f} (2 shared cores)",
+        f"1-min load average: {metrics.get('load_avg_start', float('nan')):.2f} at the start,"
+        f" {metrics.get('load_avg_end', float('nan')):.2f} at the end (this machine: 2 shared cores)",
     ]
     if not dsn:
         notes.append("PostgreSQL not measured: no DSN (--set dsn=..., EGOMEM_STORE__DSN or EGOMEM_TEST_PG_DSN)")
