@@ -62,7 +62,7 @@ def test_greets_known_user_by_name_once_and_recalls_a_fact() -> None:
     assert "".join(m.proactive(0.0)) == ""
     m.on_memchunk(level1("u1", "Current user: Emily\nPreferences:\n- loves hiking"))
     greeting = "".join(m.proactive(1.0))
-    assert greeting.startswith("Hi Emily") and "loves hiking" in greeting
+    assert greeting == "Hi Emily, good to see you again! Last time you told me you love hiking."
     assert "".join(m.proactive(2.0)) == ""  # once per arrival
     m.on_memchunk(level1("u2", "Current user: name not known yet"))
     assert "What's your name" in "".join(m.proactive(3.0))
@@ -88,3 +88,29 @@ def test_unanswerable_question_says_so() -> None:
     text = "".join(m.on_user_turn(UserTurn("does my sister like jazz", 0.0, 1.0)))
     assert text.endswith("I don't remember anything like that about your sisters.")
     assert "".join(m.on_user_turn(UserTurn("   ", 0, 1))) == ""
+
+
+def test_introduction_before_identity_is_not_asked_again() -> None:
+    m = TemplateResponder()
+    assert "".join(m.on_user_turn(UserTurn("hi my name is emily", 0.0, 1.0))) == "Nice to meet you, Emily."
+    m.on_memchunk(level1("u9", "Current user: name not known yet"))
+    assert "".join(m.proactive(2.0)) == ""  # no "what's your name?" right after she said it
+    assert "Nice to meet you" not in "".join(m.on_user_turn(UserTurn("i'm a nurse at the hospital", 3, 4)))
+
+
+def test_second_person() -> None:
+    from egomem.dialog.template import second_person
+
+    assert second_person("works as a nurse") == "you work as a nurse"
+    assert second_person("is allergic to peanuts") == "you are allergic to peanuts"
+    assert second_person("studies law") == "you study law"
+    assert second_person("watches films") == "you watch films"
+
+
+def test_new_name_while_identity_still_shows_the_last_person() -> None:
+    m = TemplateResponder()
+    m.on_memchunk(level1("u1", "Current user: Emily"))
+    "".join(m.proactive(0))
+    assert "".join(m.on_user_turn(UserTurn("hello my name is john", 1, 2))) == "Nice to meet you, John."
+    m.on_memchunk(level1("u2", "Current user: name not known yet"))
+    assert "".join(m.proactive(3.0)) == ""

@@ -47,7 +47,7 @@ def test_two_users_update_and_placeholder_merge(store: SQLiteStore, encoder) -> 
     assert maria.name == "Maria" and not maria.placeholder
     assert {k.modality for k in store.list_keys(user_id=maria.id)} == {Modality.FACE, Modality.VOICE}
     texts = {f.text for f in store.list_facts(maria.id)}
-    assert {"lives in Lyon", "works as a nurse", "likes hiking"} <= texts
+    assert {"lives in Lyon", "works as a nurse", "loves hiking"} <= texts
     for f in store.list_facts(maria.id):
         assert f.source_episode == "e1" and f.source_text  # provenance on every fact
     tom = [u for u in store.find_users_by_name("Tom") if u.placeholder]
@@ -71,7 +71,7 @@ def test_two_users_update_and_placeholder_merge(store: SQLiteStore, encoder) -> 
     assert out3.ok and out3.user_id == maria.id
     current = [f for f in store.list_facts(maria.id) if f.kind != FactKind.SUMMARY]
     assert [f.text for f in current if "lives" in f.text] == ["lives in Paris"]
-    assert sum(f.text == "likes hiking" for f in current) == 1
+    assert sum(f.text == "loves hiking" for f in current) == 1
     old = next(f for f in store.list_facts(maria.id, include_history=True) if f.text == "lives in Lyon")
     new = next(f for f in current if f.text == "lives in Paris")
     assert old.valid_to == s3.start and old.superseded_by == new.id and new.source_episode == "e3"

@@ -30,7 +30,7 @@ def test_names(said: str, name: str | None) -> None:
 
 
 def test_preferences_with_negation() -> None:
-    assert _texts("I love hiking but I don't like coffee.") == ["dislikes coffee", "likes hiking"]
+    assert _texts("I love hiking but I don't like coffee.") == ["dislikes coffee", "loves hiking"]
     assert _texts("I really hate jazz.") == ["dislikes jazz"]
     assert _texts("My favorite band is Queen.") == ["favorite band is Queen"]
     assert _texts("I love that!") == []  # a reaction, not a preference
@@ -83,3 +83,10 @@ def test_provenance_summary_and_assistant_is_not_a_source() -> None:
 def test_empty_session_gives_nothing() -> None:
     assert _items() == []
     assert _items("   ") == []
+
+
+def test_relation_named_before_a_pronoun_and_work_with() -> None:
+    assert _texts("I work with Emily. She is my colleague.") == ["has a colleague named Emily"]
+    assert _texts("I work with Emily she is my colleague") == ["has a colleague named Emily"]
+    assert _texts("She is my colleague.") == []  # no name to attach it to
+    assert _texts("I work with children.") == []  # lower-case: not a name

@@ -26,12 +26,30 @@ _STOP = set(
     "it is are was were be been do does did any anyone anybody some someone who what which where when how can "
     "could will would should please tell know of there that this these those like".split()
 )
-_NAME_RE = re.compile(r"\b(?:my name is|i am|i'm|call me)\s+([a-z]+)", re.IGNORECASE)
+# Only unambiguous introductions: "I'm a nurse" must not make anyone "A".
+_NAME_RE = re.compile(r"\b(?:my name is|my name's|call me)\s+([a-z][a-z'-]+)", re.IGNORECASE)
 
 
 def tokens(text: str) -> Iterator[str]:
     """Split text into word-ish tokens, keeping spaces and newlines (the monologue stream)."""
     yield from re.findall(r"\s+|[^\s]+", text)
+
+
+_TO_YOU = {"is": "are", "has": "have", "was": "were", "does": "do"}
+
+
+def second_person(fact: str) -> str:
+    """'works as a nurse' -> 'you work as a nurse' (profile facts are written in the third person)."""
+    verb, _, rest = fact.partition(" ")
+    if verb in _TO_YOU:
+        verb = _TO_YOU[verb]
+    elif verb.endswith("ies") and len(verb) > 4:
+        verb = verb[:-3] + "y"
+    elif verb.endswith(("sses", "shes", "ches", "xes")):
+        verb = verb[:-2]
+    elif verb.endswith("s") and not verb.endswith("ss"):
+        verb = verb[:-1]
+    return f"you {verb} {rest}".strip()
 
 
 def parse_level1(text: str) -> tuple[str | None, list[str]]:
@@ -56,6 +74,7 @@ class TemplateResponder(DuplexModel):
         self.profile: list[str] = []
         self.level2: list[str] = []
         self._greet_pending = False
+        self._heard_name: str | None = None  # introduced themselves before identity caught up
 
     def on_memchunk(self, chunk: MemChunk) -> None:
         if chunk.level == 1:
@@ -63,6 +82,9 @@ class TemplateResponder(DuplexModel):
             self.user_id = chunk.user_id
             self.user_name, self.profile = parse_level1(chunk.text)
             self._greet_pending = changed and chunk.user_id is not None
+            if changed and self.user_name is None and self._heard_name:
+                self.user_name, self._greet_pending = self._heard_name, False  # already greeted by name
+            self._heard_name = None
             self.level2 = []
         else:
             self.level2 = [ln[2:].strip() for ln in chunk.text.splitlines() if ln.startswith("- ")]
@@ -75,7 +97,7 @@ class TemplateResponder(DuplexModel):
             text = f"Hi {self.user_name}, good to see you again!"
             fact = self._recall()
             if fact:
-                text += f" Last time you told me: {fact}."
+                text += f" Last time you told me {second_person(fact)}."
         else:
             text = "Hello! I don't think we've met. What's your name?"
         return tokens(text)
@@ -99,8 +121,9 @@ class TemplateResponder(DuplexModel):
             yield from tokens(self._answer(rels, keywords))
             return
         m = _NAME_RE.search(text)
-        if m and not self.user_name:
-            self.user_name = m.group(1).capitalize()
+        if m and m.group(1).capitalize() != self.user_name:
+            # A new name: someone new is introducing themselves (identity may not have caught up).
+            self.user_name = self._heard_name = m.group(1).capitalize()
             yield from tokens(f"Nice to meet you, {self.user_name}.")
             return
         yield from tokens("I see. Tell me more." if not text.endswith("?") else "I'm not sure, sorry.")

@@ -19,6 +19,7 @@ from egomem.memory.config import MemoryConfig
 from egomem.memory.extractor import ExtractResult, MemoryExtractor
 from egomem.memory.items import ExtractedItem, SessionText, Turn, UpdatePlan
 from egomem.memory.social import adopt_name, link_relation
+from egomem.memory.truecase import truecase
 from egomem.memory.updater import Applied, Encoder, MemoryUpdater
 from egomem.schemas import Episode, Modality
 from egomem.store.base import MemoryStore
@@ -51,6 +52,7 @@ class MemoryManager:
         known = identification.user_id if identification and identification.status == IdentityStatus.KNOWN else None
         if not session.user_turns():
             return self._failed(session, known, "empty session")
+        session = self._truecased(session)
         try:
             extracted = self.extractor.extract(session)
             name = next((it.text for it in extracted.items if it.kind == "name"), None)
@@ -73,6 +75,14 @@ class MemoryManager:
         return self.process(session, identification)
 
     # -- internals -------------------------------------------------------------------
+    def _truecased(self, session: SessionText) -> SessionText:
+        """Restore case in the user's (ASR) turns for the names memory knows."""
+        names = [u.name for u in self.store.list_users() if u.name]
+        turns = [
+            t.model_copy(update={"text": truecase(t.text, names)}) if t.speaker == "user" else t for t in session.turns
+        ]
+        return session.model_copy(update={"turns": turns})
+
     def _user_by_name(self, name: str | None, ident: Identification | None) -> str | None:
         """Without a face/voice match, a text-only session whose user says the name of exactly
         one real user is theirs; a new face or voice is always a new person."""

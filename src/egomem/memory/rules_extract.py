@@ -72,6 +72,7 @@ _TRAIL = re.compile(
     r"|last (?:week|month|year|weekend)|this (?:week|month|year))$",
     re.I,
 )
+_PRONOUNS = {"she", "he", "they", "it", "this", "that", "you", "we", "i"}
 _PRONOUN_OBJECTS = {"it", "that", "this", "you", "them", "those", "these", "how", "what", "when", "your", "him", "her"}
 
 
@@ -157,6 +158,8 @@ def _name(s: str, c: _Collector) -> bool:
 def _relations(s: str, c: _Collector) -> bool:
     found = False
     for m in re.finditer(_NAME + r" is my (?:new |old |good |dear )?(" + REL_WORDS + r")\b", s):
+        if m.group(1).split()[0].lower() in _PRONOUNS:
+            continue  # "She is my colleague": the name is in the sentence before (see below)
         c.add("relation", f"has a {m.group(2)} named {m.group(1)}", 0.8, relation=m.group(2), person=m.group(1))
         found = True
     for m in re.finditer(r"\bmy (?:new |old |good |dear )?(" + REL_WORDS + r")(?:,)? " + _ANY_NAME + r"\b", s, re.I):
@@ -175,6 +178,22 @@ def _relations(s: str, c: _Collector) -> bool:
         person, rel = m.group(1), m.group(2)
         c.add("relation", f"is {person}'s {rel}", 0.8, relation=rel, person=person, user_is_subject=False)
         found = True
+    # "You know Emily? She is my colleague." / "I work with Emily. She's my colleague."
+    for m in re.finditer(
+        _NAME + r"[?.!,]?\s+(?:she|he|they)(?:'s| is| are) my (?:new |old |good |dear )?(" + REL_WORDS + r")\b", s, re.I
+    ):
+        person = m.group(1)
+        if person.split()[-1].lower() in _NOT_NAMES or not person[:1].isupper():
+            continue
+        rel = m.group(2).lower()
+        c.add("relation", f"has a {rel} named {person}", 0.8, relation=rel, person=person)
+        found = True
+    if not found:
+        m4 = re.search(r"\b(?:I|i) (?:also )?work(?:ed)? (?:together )?with " + _NAME + r"\b", s)
+        if m4 and m4.group(1).split()[0].lower() not in _NOT_NAMES:
+            person = m4.group(1)
+            c.add("relation", f"has a colleague named {person}", 0.7, relation="colleague", person=person)
+            found = True
     m2 = re.search(_NAME + r" and I are (?:now )?(?:best )?(\w+)", s)
     if m2 and m2.group(2).lower() in _PLURAL_REL:
         rel = _PLURAL_REL[m2.group(2).lower()]
@@ -242,6 +261,11 @@ def _preferences(s: str, c: _Collector) -> bool:
     for m, verb in ((neg, "dislikes"), (pos, "likes")):
         if m is None:
             continue
+        if m is pos:  # keep the strength the user chose: love/adore/enjoy/prefer, not all "likes"
+            said = re.search(r"\b(like|love|enjoy|adore|prefer)\b", m.group(0), re.I)
+            verb = {"like": "likes", "love": "loves", "enjoy": "enjoys", "adore": "adores", "prefer": "prefers"}[
+                said.group(1).lower() if said else "like"
+            ]
         obj = _clean(m.group(1), 6)
         if obj and obj.split()[0].lower() not in _PRONOUN_OBJECTS and not obj.lower().startswith(("to hear", "to see")):
             c.add("preference", f"{verb} {_third_person(obj)}", 0.5)

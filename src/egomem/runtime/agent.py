@@ -329,11 +329,22 @@ class EgoMem:
         if final:
             self._mem_origin = now_s
 
+    def _name_of(self, user_id: str | None) -> str | None:
+        if user_id is None:
+            return None
+        try:
+            return self.parts.store.get_user(user_id).name
+        except EgomemError:
+            return None
+
     def _finish_session(self, start: float, end: float) -> None:
         with self._log_lock:
             heard = [(s, e, x) for s, e, x in self._heard if s < end and e > start]
             said = [(t, x) for t, x in self._said if start <= t <= end + 1.0]
-            present = [u for t, u in self._presence if start <= t <= end + self.config.retrieval.poll_interval_s]
+            # Identity is confirmed a couple of polls after a person appears (debounce), so a
+            # short first session is attributed by what the polls decided just after it too.
+            lag = 3 * self.config.retrieval.poll_interval_s
+            present = [u for t, u in self._presence if start <= t <= end + lag]
         user = _majority(present)
         self._sessions.append((start, end, user))
         self.timeline.add(end, "session", start=start, end=end, user=user)
@@ -346,6 +357,7 @@ class EgoMem:
             end=end,
             date=datetime.now(UTC).strftime("%-d %B %Y"),
             turns=turns,
+            user_name=self._name_of(user),
         )
         ident = Identification(IdentityStatus.KNOWN, user_id=user) if user else None
         outcome = self.parts.manager.process(session, ident)
