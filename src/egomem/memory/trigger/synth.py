@@ -104,6 +104,8 @@ def load_pools(data_dir: Path, split: Split, vad: SileroVAD | None = None, max_u
         )
         wavs.append(meetings / "sample" / "sample.wav")
         fsdd_speakers = ("nicolas", "theo", "yweweler")
+    if max_utts > 0:  # quick runs: one recording of each kind of background speech
+        wavs, fsdd_speakers = wavs[:1], fsdd_speakers[:1]
     background = [load_audio(p) for p in wavs]
     for spk in fsdd_speakers:
         clips = [load_audio(p) for p in sorted((fsdd / "recordings").glob(f"*_{spk}_*.wav"))]
@@ -112,7 +114,6 @@ def load_pools(data_dir: Path, split: Split, vad: SileroVAD | None = None, max_u
     if max_utts > 0:
         users = {k: v[:max_utts] for k, v in users.items()}
         assistant = assistant[: max(max_utts, 3)]
-        background = background[:2]
     return SpeechPools(users, assistant, background)
 
 

@@ -138,10 +138,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--weights", type=Path, default=WEIGHTS)
+    # One thread: on a shared, oversubscribed CPU, intra-op thread barriers cost more than they gain.
+    ap.add_argument("--threads", type=int, default=1)
     args = ap.parse_args(argv)
     import torch
 
-    torch.set_num_threads(2)
+    torch.set_num_threads(args.threads)
     t0 = time.perf_counter()
     seeds = list(range(TRAIN_SEED0, TRAIN_SEED0 + args.streams))
     data = examples(args.data, "train", seeds, args.cache, args.workers)
