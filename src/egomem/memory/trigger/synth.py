@@ -97,7 +97,7 @@ def load_pools(data_dir: Path, split: Split, vad: SileroVAD | None = None, max_u
             for row in csv.DictReader(f):
                 users.setdefault(row["speaker_id"], []).append(_utterance(train / row["path"], vad))
         wavs = sorted((meetings / "debug_meetings").glob("trn*.wav"))
-        fsdd_speakers = ("george", "jackson", "lucas")
+        fsdd_speakers: tuple[str, ...] = ("george", "jackson", "lucas")
     else:
         wavs = sorted((meetings / "debug_meetings").glob("tst*.wav")) + sorted(
             (meetings / "debug_meetings").glob("dev*.wav")
