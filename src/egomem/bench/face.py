@@ -156,7 +156,8 @@ def run(options: BenchOptions) -> BenchResult:
         )
         first_image = first_image or load_set(data / name, IMAGE_EXT).all_pairs()[0][0]
     sizes = [1_000, 10_000] if options.quick else [1_000, 10_000, 100_000]
-    scaling = search_scaling(sizes, queries=10 if options.quick else 100)
+    timing = options.extra.get("timing", "on") != "off"  # off: verification only (threshold calibration runs)
+    scaling = search_scaling(sizes, queries=10 if options.quick else 100) if timing else {}
     metrics["search"] = scaling
     srows = [[n, r["exact_ms_p50"], r["hnsw_ms_p50"], r["hnsw_build_s"]] for n, r in scaling.items()]
     tables = [
@@ -182,7 +183,7 @@ def run(options: BenchOptions) -> BenchResult:
             srows,
         ),
     ]
-    if first_image is not None:
+    if first_image is not None and timing:
         ms = frame_latency(enc, first_image, 10_000, 3 if options.quick else 10)
         metrics["frame_640x480_ms_p50"] = ms
         tables.append(("one 640x480 frame: detect + embed + search over 10,000 keys", ["ms_p50"], [[ms]]))
