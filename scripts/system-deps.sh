@@ -2,7 +2,9 @@
 # Installs the Debian packages egomem needs, idempotently. Runs as root (as on this
 # machine kind and in CI); elsewhere it only reports what is missing.
 set -euo pipefail
-need=()   # Debian packages required by `make test` / `make demo`; extended as features need them.
+# Debian packages `make test` needs: chromium for the web inspector's browser test
+# (driven by Playwright's Python package; no browser download).
+need=(chromium)
 missing=()
 for p in "${need[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -eq 0 ]; then exit 0; fi

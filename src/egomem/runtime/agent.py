@@ -114,6 +114,7 @@ class EgoMem:
         self._said: list[tuple[float, str]] = []  # the assistant's lines
         self._presence: list[tuple[float, str | None]] = []  # (poll time, current user)
         self._log_lock = threading.Lock()
+        self._dialog_lock = threading.RLock()
         self._outcomes: list[SessionOutcome] = []
         self._sessions: list[tuple[float, float, str | None]] = []
         self._mem_origin = 0.0  # memory management has finished everything before this
@@ -230,13 +231,16 @@ class EgoMem:
         self.times.dialog += time.perf_counter() - t0
 
     def _speak(self, tokens: Iterator[str], t: float) -> None:
-        """Run the model's monologue through the <retr> parser, token by token."""
+        """Run the model's monologue through the <retr> parser, token by token. One
+        monologue at a time: a greeting (retrieval thread) and an answer (stream loop)
+        must not interleave their tokens in the parser."""
         said: list[str] = []
-        for tok in tokens:
-            chunks = self.parts.retrieval.on_model_text(tok)
-            said.append(tok)
-            for chunk in chunks:
-                self.parts.model.on_memchunk(chunk)
+        with self._dialog_lock:
+            for tok in tokens:
+                chunks = self.parts.retrieval.on_model_text(tok)
+                said.append(tok)
+                for chunk in chunks:
+                    self.parts.model.on_memchunk(chunk)
         text = "".join(said)
         if "<answer>" in text:
             query, text = text.split("<answer>", 1)

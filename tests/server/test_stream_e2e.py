@@ -1,0 +1,108 @@
+"""The demo scenario over the network: uvicorn on 127.0.0.1, the reference client streams
+day 1 and day 2 as a robot would; the same memory and the same answer come out."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from egomem.config import load_config
+from egomem.runtime.demo import ASSETS, memory_snapshot
+from egomem.server.app import create_app
+from egomem.server.client import stream_recording
+from egomem.server.tenants import TenantRegistry
+from egomem.stream.sources import read_recording
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, TenantRegistry]]:
+    import uvicorn
+
+    cfg = load_config(data_dir=tmp_path_factory.mktemp("serve"), environ={})
+    reg = TenantRegistry(cfg)
+    _, key = reg.create("home")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    srv = uvicorn.Server(uvicorn.Config(create_app(cfg, reg), host="127.0.0.1", port=port, log_level="warning"))
+    th = threading.Thread(target=srv.run, daemon=True)
+    th.start()
+    deadline = time.time() + 30
+    while not srv.started and time.time() < deadline:
+        time.sleep(0.05)
+    yield f"ws://127.0.0.1:{port}", key, reg
+    srv.should_exit = True
+    th.join(10)
+    reg.close()
+
+
+def test_demo_scenario_over_websocket(server: tuple[str, str, TenantRegistry]) -> None:
+    url, key, reg = server
+    day1 = stream_recording(url, key, read_recording(ASSETS / "day1.mp4"), realtime=False)
+    assert day1[-1]["type"] == "done" and day1[-1]["sessions"] == 2 and day1[-1]["reason"] == "end"
+    day2 = stream_recording(url, key, read_recording(ASSETS / "day2.mp4"), realtime=False)
+    said = [e["text"] for e in day2 if e["type"] == "assistant"]
+    assert any(s.startswith("Hi Emily") for s in said)
+    assert "Yes, your colleague John loves tennis." in said
+    people = {u["name"]: u for u in memory_snapshot(reg.store("home"))}
+    assert set(people) == {"Emily", "John"}
+    assert {"relation": "colleague", "person": "Emily"} in people["John"]["relations"]
+    assert "wants to learn tennis" in {f["text"] for f in people["Emily"]["facts"]}
+
+
+def test_bad_frames_get_error_events_and_the_session_survives(server: tuple[str, str, TenantRegistry]) -> None:
+    from websockets.sync.client import connect
+
+    url, key, _ = server
+    with connect(f"{url}/api/v1/stream", additional_headers={"Authorization": f"Bearer {key}"}) as ws:
+        ws.send(b"\x09junk")
+        ws.send(b"\x01\x00")  # odd PCM16 length
+        ws.send("a text message")
+        ws.send(b"\x06")
+        events = []
+        for msg in ws:
+            import json
+
+            events.append(json.loads(msg))
+            if events[-1]["type"] == "done":
+                break
+    errors = [e["message"] for e in events if e["type"] == "error"]
+    assert any("unknown frame kind" in m for m in errors) and any("odd number" in m for m in errors)
+    assert any("binary frames" in m for m in errors) and events[-1]["reason"] == "end"
+
+
+def test_stream_needs_a_valid_key(server: tuple[str, str, TenantRegistry]) -> None:
+    from websockets.exceptions import ConnectionClosed, InvalidStatus
+    from websockets.sync.client import connect
+
+    url, _, _ = server
+    with pytest.raises((ConnectionClosed, InvalidStatus)), connect(f"{url}/api/v1/stream?api_key=egm_bad") as ws:
+        ws.recv(timeout=10)
+
+
+def test_client_disconnect_mid_session_keeps_memory(server: tuple[str, str, TenantRegistry], tmp_path: Path) -> None:
+    from websockets.sync.client import connect
+
+    from egomem.server.client import jpeg
+    from egomem.server.protocol import Kind, encode, float_to_pcm16
+    from egomem.stream.sources import replay
+
+    url, key, reg = server
+    rec = read_recording(ASSETS / "day1.mp4")
+    before = len(reg.store("home").list_episodes())
+    with connect(f"{url}/api/v1/stream", additional_headers={"Authorization": f"Bearer {key}"}) as ws:
+        for step in replay(rec):
+            if step.t > 17.0:  # Emily's session is over; cut the connection without END
+                break
+            for fr in step.frames:
+                ws.send(encode(Kind.VIDEO, jpeg(fr.image)))
+            ws.send(encode(Kind.LISTEN, float_to_pcm16(step.listen)))
+    deadline = time.time() + 120
+    while time.time() < deadline and len(reg.store("home").list_episodes()) == before:
+        time.sleep(0.5)
+    assert len(reg.store("home").list_episodes()) == before + 1  # the finished session was written
