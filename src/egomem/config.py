@@ -72,7 +72,7 @@ class VoiceConfig(_Section):
     cohort_chunk_s: float = Field(default=0.5, gt=0.0)  # shipped cohort: band-limited chunks of this length
     min_enrolled_cohort: int = Field(default=20, ge=0)  # enrolled users' keys join the cohort from this many
     aggregate_polls: int = Field(default=3, ge=1)  # agreeing consecutive polls averaged into one voice
-    refresh_score: float = Field(default=1.5)  # s-normed score of a match confident enough to add a key
+    refresh_score: float = 5.0  # s-normed voice score confident enough to add a key (threshold is 2.95)
     min_key_spread: float = Field(default=0.1, ge=0.0)  # cosine distance a new key must add
 
 

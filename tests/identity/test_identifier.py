@@ -113,3 +113,19 @@ def test_enroll_needs_an_observation(ident: PersonIdentifier) -> None:
         ident.enroll(None)
     with pytest.raises(InputError):
         ident.enroll(None, voice=VoiceObservation(np.full(256, np.nan, np.float32), 1.0))
+
+
+def test_learn_adds_a_key_only_for_a_confident_new_condition(ident: PersonIdentifier) -> None:
+    rng = np.random.default_rng(3)
+    base = rng.standard_normal(128).astype(np.float32) * 0.05
+    uid = ident.enroll(None, FaceObservation(base, (0, 1, 1, 0)))
+    near = FaceObservation(base + 0.001, (0, 1, 1, 0))  # confident, but nothing new
+    assert ident.learn(ident.decide(near, None)) == []
+    shifted = base.copy()
+    shifted[:8] += 0.12  # L2 ~0.34: still confidently the user, unlike the enrolled key
+    r = ident.decide(FaceObservation(shifted, (0, 1, 1, 0)), None)
+    assert r.status == IdentityStatus.KNOWN and r.user_id == uid
+    assert ident.learn(r) == [Modality.FACE]
+    assert len(ident.store.list_keys(Modality.FACE, user_id=uid)) == 2
+    far = FaceObservation(base + 0.05, (0, 1, 1, 0))  # L2 ~0.57: a match, but not confident enough to learn from
+    assert ident.learn(ident.decide(far, None)) == []

@@ -68,11 +68,13 @@ class PersonIdentifier:
         face_encoder: FaceEncoder | None = None,
         voice_encoder: VoiceEncoder | None = None,
         cohort: np.ndarray | None = None,
+        auto_refresh: bool = False,
     ) -> None:
         self.store = store
         self.config = config or Config()
         self.face_encoder = face_encoder or FaceEncoder(self.config.face)
         self.voice_encoder = voice_encoder or VoiceEncoder(self.config.voice)
+        self.auto_refresh = auto_refresh  # identify() then calls learn() on each result (writes keys)
         self.face_index = KeyIndex(FACE_DIM, "l2")
         self.voice_index = KeyIndex(VOICE_DIM, "cosine")
         self._snorm = SNorm(load_cohort() if cohort is None else cohort, self.config.voice.snorm_top_n)
@@ -242,7 +244,27 @@ class PersonIdentifier:
         if voice is None:
             with self._lock:
                 self._polls.clear()
-        return self.decide(face, self.aggregate(voice) if voice is not None else None)
+        result = self.decide(face, self.aggregate(voice) if voice is not None else None)
+        if self.auto_refresh:
+            self.learn(result)
+        return result
+
+    def learn(self, result: Identification, *, condition: str = "refresh") -> list[Modality]:
+        """Key refresh from a confident match: add the observation as a key when it is both confidently
+        this user (face distance < refresh_distance, voice score > refresh_score) and unlike the user's
+        keys (a new condition). Returns the modalities that got a key."""
+        added: list[Modality] = []
+        if result.status != IdentityStatus.KNOWN or result.user_id is None:
+            return added
+        fd, vs = result.face_distance, result.voice_score
+        uid = result.user_id
+        face_ok = result.face is not None and fd is not None and fd < self.config.face.refresh_distance
+        if face_ok and result.face and self.refresh(uid, Modality.FACE, result.face.vector, condition=condition):
+            added.append(Modality.FACE)
+        voice_ok = result.voice is not None and vs is not None and vs > self.config.voice.refresh_score
+        if voice_ok and result.voice and self.refresh(uid, Modality.VOICE, result.voice.vector, condition=condition):
+            added.append(Modality.VOICE)
+        return added
 
     def decide(self, face: FaceObservation | None, voice: VoiceObservation | None) -> Identification:
         """Fuse face and voice evidence into one Identification (no store writes)."""
