@@ -38,10 +38,7 @@ def test_nul_is_stored_or_refused_cleanly(store: MemoryStore, backend: str) -> N
     assert store.rename_user(u.id, "Ana B").name == "Ana B"
 
 
-def test_lone_surrogate_is_refused_cleanly(store: MemoryStore, backend: str, request: pytest.FixtureRequest) -> None:
-    if backend == "sqlite":  # strict: passes unexpectedly, and so fails, once sqlite.py is fixed
-        reason = "SQLiteStore._execute lets UnicodeEncodeError escape (fix requested in sqlite.py)"
-        request.applymarker(pytest.mark.xfail(raises=UnicodeEncodeError, strict=True, reason=reason))
+def test_lone_surrogate_is_refused_cleanly(store: MemoryStore) -> None:
     u = store.create_user("Ana")
     with pytest.raises(StoreError, match="Unicode"):
         store.add_fact(Fact(user_id=u.id, text="lone \ud800 surrogate"))

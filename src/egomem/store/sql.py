@@ -300,7 +300,8 @@ class SQLStore(MemoryStore):
         with self.transaction():
             self.get_user(user_id)
             rows = self._execute(
-                "SELECT DISTINCT dim FROM identity_keys WHERE model = ? AND modality = ?",
+                # LIMIT 1: every stored key of a model has the same dimension; don't scan them all.
+                "SELECT dim FROM identity_keys WHERE model = ? AND modality = ? LIMIT 1",
                 (model, modality.value),
             )
             if rows and int(rows[0][0]) != dim:

@@ -85,6 +85,8 @@ class SQLiteStore(SQLStore):
                 raise StoreError(f"write refused by the store: {exc}") from None
             except sqlite3.OperationalError as exc:
                 raise StoreError(f"store error: {exc}") from None
+            except UnicodeEncodeError:
+                raise StoreError("text with invalid Unicode (a lone surrogate) cannot be stored") from None
 
     def _insert_returning_id(self, sql: str, params: Sequence[Any]) -> int:
         with self._lock:
@@ -92,6 +94,8 @@ class SQLiteStore(SQLStore):
                 cur = self._conn.execute(sql, tuple(params))
             except sqlite3.IntegrityError as exc:
                 raise StoreError(f"write refused by the store: {exc}") from None
+            except UnicodeEncodeError:
+                raise StoreError("text with invalid Unicode (a lone surrogate) cannot be stored") from None
             return int(cur.lastrowid or 0)
 
     def table_names(self) -> list[str]:
