@@ -6,7 +6,7 @@ each in a clean and a noised copy. Metrics per condition: mean step Jaccard of s
 spans, span_match@N precision/recall/F1 of session boundaries for N = 0, 5, 10; and the
 time to tag 8192 steps (network + Viterbi on features; feature extraction timed apart).
 
-Options (--set k=v): streams (pairs, default 100 → 200 streams; --quick: 2), workers
+Options (--set k=v): streams (pairs, default 100 → 200 streams; --quick: 1), workers
 (feature processes, default 2; --quick: 0 = in-process), cache (a folder to cache
 features in; none by default).
 """
@@ -56,7 +56,7 @@ def _time_per_chunk(fn: Any, feats: np.ndarray, repeats: int) -> float:
 def run(options: BenchOptions) -> BenchResult:
     extra = options.extra
     try:
-        pairs = int(extra.get("streams", 2 if options.quick else 100))
+        pairs = int(extra.get("streams", 1 if options.quick else 100))
         workers = int(extra.get("workers", 0 if options.quick else 2))
     except ValueError as exc:
         raise InputError(f"bench trigger: bad option ({exc})") from None
@@ -102,7 +102,8 @@ def run(options: BenchOptions) -> BenchResult:
     notes = [
         f"{len(data)} held-out streams ({pairs} clean + {pairs} noised), {metrics['steps']} steps, "
         f"{metrics['true_sessions']} sessions; users: LibriSpeech test-other (unseen in training)",
-        f"feature extraction for the set took {extract_s:.1f} s with {workers} worker process(es)",
+        f"features of the set: {extract_s:.1f} s "
+        + (f"(read from the cache {cache}; missing ones extracted)" if cache else f"({workers} worker processes)"),
     ]
     if not options.quick:
         metrics["feature_seconds_per_8192_steps"] = _feature_time(data_dir)

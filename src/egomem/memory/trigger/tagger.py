@@ -10,6 +10,7 @@ users are split by a 3 directly followed by a 1.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -88,6 +89,18 @@ class EpisodicTrigger:
         steps = f.shape[0]
         out = np.zeros((steps, 4), dtype=np.float32)
         x = (f - self.mean) / self.std
+        # One intra-op thread: the GRU is many tiny sequential ops, and thread barriers made it
+        # 30x slower (8.8 s vs 0.29 s per 8192 steps) on a shared 2-core machine.
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            self._chunks(x, out, torch)
+        finally:
+            torch.set_num_threads(threads)
+        return out
+
+    def _chunks(self, x: np.ndarray, out: np.ndarray, torch: Any) -> None:
+        steps = x.shape[0]
         core = CHUNK_STEPS - 2 * MARGIN_STEPS
         for a in range(0, steps, core):
             lo, hi = max(0, a - MARGIN_STEPS), min(steps, a + core + MARGIN_STEPS)
@@ -100,4 +113,3 @@ class EpisodicTrigger:
             out[a:b] = probs[a - lo : b - lo]
             if steps <= CHUNK_STEPS:
                 break
-        return out
