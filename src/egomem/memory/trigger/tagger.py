@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from egomem.errors import InputError
-from egomem.memory.trigger.features import N_FEATURES, FeatureExtractor
+from egomem.memory.trigger.features import N_FEATURES, FeatureExtractor, single_thread
 from egomem.memory.trigger.metrics import sessions
 
 __all__ = ["CHUNK_STEPS", "EpisodicTrigger", "sessions", "viterbi"]
@@ -89,14 +89,8 @@ class EpisodicTrigger:
         steps = f.shape[0]
         out = np.zeros((steps, 4), dtype=np.float32)
         x = (f - self.mean) / self.std
-        # One intra-op thread: the GRU is many tiny sequential ops, and thread barriers made it
-        # 30x slower (8.8 s vs 0.29 s per 8192 steps) on a shared 2-core machine.
-        threads = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
+        with single_thread():
             self._chunks(x, out, torch)
-        finally:
-            torch.set_num_threads(threads)
         return out
 
     def _chunks(self, x: np.ndarray, out: np.ndarray, torch: Any) -> None:
