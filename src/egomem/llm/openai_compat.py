@@ -75,6 +75,40 @@ class OpenAICompatProvider(ChatProvider):
                 "json_schema": {"name": schema_name, "schema": json_schema, "strict": False},
             },
         }
+        return self._post(body)
+
+    def complete(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        stop: list[str] | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ) -> ChatReply:
+        """One free-text completion (the cascaded dialog model), with optional stop sequences.
+
+        Same request, retry, timeout and error path as `chat`; counted in `usage` like a task.
+        OpenAI-compatible servers leave the stop sequence itself out of the reply."""
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "temperature": self.temperature if temperature is None else temperature,
+            "max_tokens": self.max_tokens if max_tokens is None else max_tokens,
+        }
+        if stop:
+            body["stop"] = list(stop)
+        self.usage.calls += 1
+        try:
+            reply = self._post(body)
+        except LLMError:
+            self.usage.failures += 1
+            raise
+        self.usage.prompt_tokens += reply.prompt_tokens
+        self.usage.completion_tokens += reply.completion_tokens
+        return reply
+
+    def _post(self, body: dict[str, Any]) -> ChatReply:
+        """POST one chat completion with retries on transient failures; LLMError otherwise."""
         last = LLMError("endpoint failed")
         for attempt in range(self.max_retries + 1):
             if attempt:
