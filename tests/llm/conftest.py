@@ -23,6 +23,7 @@ class Scripted:
     content: str | None = None  # the assistant message content (JSON text, or junk)
     raw: str | None = None  # a raw body instead of a chat completion
     delay_s: float = 0.0
+    ignore_stop: bool = False  # a server that does not honour `stop` (some don't)
     usage: dict[str, int] = field(default_factory=lambda: {"prompt_tokens": 100, "completion_tokens": 20})
 
 
@@ -41,7 +42,8 @@ class ChatServer:
 
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-                server.requests.append(json.loads(body))
+                request = json.loads(body)
+                server.requests.append(request)
                 server.headers.append(dict(self.headers))
                 step = server.script.pop(0) if server.script else Scripted(status=500, raw="script exhausted")
                 if step.delay_s:
@@ -49,11 +51,14 @@ class ChatServer:
                 if step.raw is not None:
                     payload = step.raw.encode()
                 else:
+                    content = _apply_stop(step.content, None if step.ignore_stop else request.get("stop"))
                     reply = {
                         "id": "chatcmpl-test",
                         "object": "chat.completion",
                         "model": "recorded",
-                        "choices": [{"index": 0, "message": {"role": "assistant", "content": step.content}}],
+                        "choices": [
+                            {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+                        ],
                         "usage": step.usage,
                     }
                     payload = json.dumps(reply).encode()
@@ -77,6 +82,14 @@ class ChatServer:
     def close(self) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+def _apply_stop(content: str | None, stop: str | list[str] | None) -> str | None:
+    """Like a real server: the reply ends before the first stop sequence, which is left out."""
+    if content is None or not stop:
+        return content
+    cuts = [i for s in ([stop] if isinstance(stop, str) else stop) if (i := content.find(s)) >= 0]
+    return content[: min(cuts)] if cuts else content
 
 
 @pytest.fixture
