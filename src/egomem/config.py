@@ -104,6 +104,7 @@ class RuntimeConfig(_Section):
     video_fps: float = Field(default=2.0, gt=0.0, le=30.0)  # frames kept from a recording or camera
     memory_interval_s: float = Field(default=10.0, gt=0.0)  # how often memory management runs
     session_margin_s: float = Field(default=3.0, ge=0.0)  # a session counts as finished this long after its end
+    session_merge_gap_s: float = Field(default=2.0, ge=0.0)  # same person, shorter gap: one session
     trigger: Literal["model", "rules"] = "model"
     dialog: Literal["template", "openai"] = "template"
     buffer_s: float = Field(default=120.0, ge=10.0)  # stream history kept in memory

@@ -324,14 +324,35 @@ class EgoMem:
             speak = np.resize(speak, listen.size) if speak.size else np.zeros_like(listen)
         labels = self.parts.trigger.tag(listen, speak)
         margin = self.config.runtime.session_margin_s
-        for s_step, e_step in self.parts.sessions(labels):
-            start, end = origin + s_step * STEP_S, origin + (e_step + 1) * STEP_S
+        spans = [(origin + a * STEP_S, origin + (b + 1) * STEP_S) for a, b in self.parts.sessions(labels)]
+        for start, end in self._merge_same_person(spans):
             if not final and end > now_s - margin:
                 break  # still open (or too fresh to be sure it ended): next round
             self._finish_session(start, end)
             self._mem_origin = end
         if final:
             self._mem_origin = now_s
+
+    def _merge_same_person(self, spans: list[tuple[float, float]]) -> list[tuple[float, float]]:
+        """Fuse the trigger with identity: spans of the same person less than
+        `session_merge_gap_s` apart are one session (the trigger's spurious splits), while
+        back-to-back sessions of different people stay apart."""
+        out: list[tuple[float, float]] = []
+        for start, end in spans:
+            if out and start - out[-1][1] < self.config.runtime.session_merge_gap_s:
+                prev_user = self._presence_user(*out[-1])
+                if prev_user is not None and prev_user == self._presence_user(start, end):
+                    out[-1] = (out[-1][0], end)
+                    continue
+            out.append((start, end))
+        return out
+
+    def _presence_user(self, start: float, end: float) -> str | None:
+        # Identity is confirmed a couple of polls after a person appears (debounce), so a
+        # short session is attributed by what the polls decided just after it too.
+        lag = 3 * self.config.retrieval.poll_interval_s
+        with self._log_lock:
+            return _majority([u for t, u in self._presence if start <= t <= end + lag])
 
     def _name_of(self, user_id: str | None) -> str | None:
         if user_id is None:
@@ -345,11 +366,7 @@ class EgoMem:
         with self._log_lock:
             heard = [(s, e, x) for s, e, x in self._heard if s < end and e > start]
             said = [(t, x) for t, x in self._said if start <= t <= end + 1.0]
-            # Identity is confirmed a couple of polls after a person appears (debounce), so a
-            # short first session is attributed by what the polls decided just after it too.
-            lag = 3 * self.config.retrieval.poll_interval_s
-            present = [u for t, u in self._presence if start <= t <= end + lag]
-        user = _majority(present)
+        user = self._presence_user(start, end)
         self._sessions.append((start, end, user))
         self.timeline.add(end, "session", start=start, end=end, user=user)
         turns = [Turn(speaker="user", text=x, start=s, end=e) for s, e, x in heard]
