@@ -203,3 +203,65 @@ def test_from_config_needs_an_endpoint() -> None:
         CascadedChatModel.from_config(LLMConfig())
     m = CascadedChatModel.from_config(LLMConfig(provider="openai", base_url="http://127.0.0.1:9/v1", model="m"))
     assert isinstance(m.llm, OpenAICompatProvider) and m.llm.max_retries == 1
+
+
+class _ScriptedASR:
+    """A fake transcriber: the agent's ASR step returns this text (turn detection is tested elsewhere)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def transcribe(self, audio: Any) -> str:
+        return self.text
+
+
+def test_inside_the_real_agent_loop(server: Any, store: Any) -> None:
+    """The real EgoMem dialog path (user turn -> model -> <retr> parser -> Level-2 retrieval over
+    the store -> on_memchunk -> answer) with the real retrieval process; identity is observed
+    directly (no camera) and speech comes from a scripted transcriber."""
+    from egomem.config import Config
+    from egomem.identity.types import Identification, IdentityStatus
+    from egomem.llm.rules import RulesProvider
+    from egomem.memory.manager import MemoryManager
+    from egomem.memory.trigger.metrics import sessions
+    from egomem.perception.vad import SileroVAD
+    from egomem.retrieval.encoder import default_encoder
+    from egomem.retrieval.process import RetrievalProcess
+    from egomem.runtime.agent import Components, EgoMem
+    from egomem.schemas import Fact, Relation
+
+    emily, john = store.create_user("Emily"), store.create_user("John")
+    store.add_relation(Relation(subject_id=emily.id, relation="colleague", object_id=john.id))
+    store.add_fact(Fact(user_id=john.id, text="John loves tennis"))
+    config = Config()
+    encoder = default_encoder()
+    retrieval = RetrievalProcess(store, encoder=encoder, config=config.retrieval)
+    model = _model(server.base_url)
+    parts = Components(
+        store=store,
+        retrieval=retrieval,
+        model=model,
+        transcriber=_ScriptedASR("does my colleague play any sport"),
+        trigger=None,  # memory management is not run here
+        sessions=sessions,
+        manager=MemoryManager(store, RulesProvider(), encoder, config.memory),
+        vad=SileroVAD(),
+    )
+    agent = EgoMem(config, parts)
+    server.script = [
+        Scripted(content="Hi Emily, good to see you!"),
+        Scripted(content="<retr>:\ncolleague\nsport, play<answer>"),
+        Scripted(content="Yes, your colleague John loves tennis."),
+    ]
+    for _ in range(3):  # identity debounce: Emily is confirmed after a couple of polls
+        retrieval.observe(Identification(IdentityStatus.KNOWN, user_id=emily.id))
+    assert retrieval.current_user() == emily.id
+    agent._user_turn(1.0, 2.0, None)  # the scripted ASR ignores the audio
+
+    greet, first, second = server.requests
+    assert "Current user: Emily" in _system(greet) and "has just appeared" in _system(greet)
+    assert first["stop"] == ["<answer>"] and "John loves tennis" not in _system(first)
+    assert "John loves tennis" in _system(second)  # the agent's real Level-2 retrieval, before the answer
+    assert [ev.fields["relations"] for ev in agent.timeline.of_type("retrieval")] == ["colleague"]
+    said = [ev.fields["text"] for ev in agent.timeline.of_type("assistant")]
+    assert said == ["Hi Emily, good to see you!", "Yes, your colleague John loves tennis."]
