@@ -129,3 +129,24 @@ def test_learn_adds_a_key_only_for_a_confident_new_condition(ident: PersonIdenti
     assert len(ident.store.list_keys(Modality.FACE, user_id=uid)) == 2
     far = FaceObservation(base + 0.05, (0, 1, 1, 0))  # L2 ~0.57: a match, but not confident enough to learn from
     assert ident.learn(ident.decide(far, None)) == []
+
+
+def test_cross_modal_enrollment_learns_a_voice_for_a_face(
+    ident: PersonIdentifier, media: dict[str, np.ndarray]
+) -> None:
+    f, v = ident.face_encoder, ident.voice_encoder
+    a = ident.enroll(None, f.observe(media["Ariel_Sharon_0001"]), v.observe(media["2414-128291-0000"]), name="A")
+    b = ident.enroll(None, f.observe(media["Colin_Powell_0001"]), name="B")  # met without a word
+    # B is seen (face match) while A's voice speaks: that voice belongs to A, so B gets no voice key.
+    r = ident.decide(f.observe(media["Colin_Powell_0002"]), v.observe(media["2414-128291-0003"]))
+    assert r.user_id in (a, b)
+    if r.user_id == b:
+        assert Modality.VOICE not in ident.learn(r)
+    assert ident.store.list_keys(Modality.VOICE, user_id=b) == []
+    # B is seen while a voice nobody has speaks: it becomes B's first voice key.
+    r = ident.decide(f.observe(media["Colin_Powell_0002"]), v.observe(media["367-130732-0000"]))
+    assert r.status == IdentityStatus.KNOWN and r.user_id == b
+    assert Modality.VOICE in ident.learn(r)
+    assert len(ident.store.list_keys(Modality.VOICE, user_id=b)) == 1
+    ident._polls.clear()
+    assert ident.identify(media["367-130732-0009"], []).user_id == b  # now recognised by voice alone

@@ -264,7 +264,24 @@ class PersonIdentifier:
         voice_ok = result.voice is not None and vs is not None and vs > self.config.voice.refresh_score
         if voice_ok and result.voice and self.refresh(uid, Modality.VOICE, result.voice.vector, condition=condition):
             added.append(Modality.VOICE)
+        # Cross-modal enrollment: someone known confidently by face who is heard, but has no voice
+        # key yet (first met silently, or the voice came too late at enrollment), gets one — when
+        # that voice matches nobody else. The same the other way round for a face.
+        voice_new = result.voice is not None and not self.voice_index.keys_of(uid)
+        if face_ok and voice_new and result.voice and not self._voice_taken(result.voice.vector):
+            self.enroll(uid, voice=result.voice, condition="cross-modal")
+            added.append(Modality.VOICE)
+        face_new = result.face is not None and not self.face_index.keys_of(uid)
+        if voice_ok and face_new and result.face and not self._face_taken(result.face):
+            self.enroll(uid, face=result.face, condition="cross-modal")
+            added.append(Modality.FACE)
         return added
+
+    def _voice_taken(self, vector: np.ndarray) -> bool:
+        return any(m.value > self.config.voice.threshold for m in self.voice_scores(vector))
+
+    def _face_taken(self, face: FaceObservation) -> bool:
+        return any(m.value < self.config.face.threshold for m in self.match_face(face))
 
     def decide(self, face: FaceObservation | None, voice: VoiceObservation | None) -> Identification:
         """Fuse face and voice evidence into one Identification (no store writes)."""

@@ -64,6 +64,8 @@ class Components:
     sessions: Callable[[np.ndarray], list[tuple[int, int]]]
     manager: MemoryManager
     vad: SileroVAD
+    # Key refresh after a confirmed match (the identity layer's `learn`); None: keys stay as enrolled.
+    learn: Callable[[Identification], object] | None = None
 
 
 class BufferWindow:
@@ -290,9 +292,12 @@ class EgoMem:
                 return
             t0 = time.perf_counter()
             try:
-                self.parts.retrieval.poll_once()
+                ident = self.parts.retrieval.poll_once()
+                current = self.parts.retrieval.current_user()
                 with self._log_lock:
-                    self._presence.append((t, self.parts.retrieval.current_user()))
+                    self._presence.append((t, current))
+                if self.parts.learn is not None and ident.user_id is not None and ident.user_id == current:
+                    self.parts.learn(ident)  # key refresh only from confirmed (debounced) matches
             except Exception:  # a failed poll must not kill the process; the next one retries
                 log.exception("identity poll failed")
             finally:

@@ -128,5 +128,6 @@ def build_agent(
         sessions=sessions,
         manager=manager,
         vad=models.vad,
+        learn=identifier.learn,
     )
     return EgoMem(config, parts, timeline)
