@@ -7,9 +7,6 @@ The screenshot is kept in out/inspector.png as a test artifact.
 from __future__ import annotations
 
 import shutil
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,35 +17,21 @@ from egomem.schemas import Fact, FactKind, Relation
 from egomem.server.app import create_app
 from egomem.server.tenants import TenantRegistry
 
+from .conftest import live_app
+
 CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = Path(__file__).resolve().parents[2] / "out"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture
 def live_server(tmp_path: Path) -> Iterator[tuple[str, str, TenantRegistry]]:
     if not Path(CHROMIUM).exists() or shutil.which("chromium") is None:
         pytest.skip("Debian chromium is not installed (scripts/system-deps.sh installs it)")
-    import uvicorn
-
     cfg = load_config(data_dir=tmp_path, environ={})
     reg = TenantRegistry(cfg)
     _, key = reg.create("home")
-    port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(cfg, reg), host="127.0.0.1", port=port, log_level="warning"))
-    th = threading.Thread(target=server.run, daemon=True)
-    th.start()
-    deadline = time.time() + 30
-    while not server.started and time.time() < deadline:
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}", key, reg
-    server.should_exit = True
-    th.join(10)
+    with live_app(create_app(cfg, reg)) as port:
+        yield f"http://127.0.0.1:{port}", key, reg
     reg.close()
 
 

@@ -3,8 +3,6 @@ day 1 and day 2 as a robot would; the same memory and the same answer come out."
 
 from __future__ import annotations
 
-import socket
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,26 +16,16 @@ from egomem.server.client import stream_recording
 from egomem.server.tenants import TenantRegistry
 from egomem.stream.sources import read_recording
 
+from .conftest import live_app
+
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, TenantRegistry]]:
-    import uvicorn
-
     cfg = load_config(data_dir=tmp_path_factory.mktemp("serve"), environ={})
     reg = TenantRegistry(cfg)
     _, key = reg.create("home")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    srv = uvicorn.Server(uvicorn.Config(create_app(cfg, reg), host="127.0.0.1", port=port, log_level="warning"))
-    th = threading.Thread(target=srv.run, daemon=True)
-    th.start()
-    deadline = time.time() + 30
-    while not srv.started and time.time() < deadline:
-        time.sleep(0.05)
-    yield f"ws://127.0.0.1:{port}", key, reg
-    srv.should_exit = True
-    th.join(10)
+    with live_app(create_app(cfg, reg)) as port:
+        yield f"ws://127.0.0.1:{port}", key, reg
     reg.close()
 
 

@@ -8,7 +8,6 @@ detector keeps the audio of the turn in progress only (bounded by `max_turn_s`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
 
 import numpy as np
 
@@ -16,12 +15,6 @@ from egomem.perception.audio import SAMPLE_RATE
 from egomem.perception.vad import WINDOW, SileroVAD
 
 WINDOW_S = WINDOW / SAMPLE_RATE
-
-
-class Transcriber(Protocol):
-    def transcribe(self, audio: np.ndarray) -> str:
-        """16 kHz mono float32 speech -> lower-case text ('' when nothing was recognised)."""
-        ...
 
 
 @dataclass(frozen=True)

@@ -21,12 +21,9 @@ import numpy as np
 from egomem.errors import InputError
 from egomem.identity.types import Identification, Identifier, IdentityStatus
 from egomem.memory.items import SessionText, Turn
+from egomem.perception.asr import Transcriber
 from egomem.perception.audio import SAMPLE_RATE
 from egomem.perception.vad import Segment
-
-
-class Transcriber(Protocol):
-    def transcribe(self, audio: np.ndarray, sample_rate: int = SAMPLE_RATE) -> str: ...
 
 
 class SpeechSegmenter(Protocol):

@@ -12,12 +12,18 @@ import abc
 import re
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from egomem.errors import InputError
 from egomem.perception.audio import SAMPLE_RATE, to_mono16k
+
+
+class Transcriber(Protocol):
+    """What the dialog and memory processes need from ASR (every ASRBackend fits)."""
+
+    def transcribe(self, audio: np.ndarray, sample_rate: int = SAMPLE_RATE) -> str: ...
 
 
 class ASRBackend(abc.ABC):

@@ -31,11 +31,12 @@ import numpy as np
 
 from egomem.config import Config
 from egomem.dialog.base import DuplexModel, UserTurn
-from egomem.dialog.turns import Transcriber, TurnDetector
+from egomem.dialog.turns import TurnDetector
 from egomem.errors import EgomemError
 from egomem.identity.types import Identification, IdentityStatus
 from egomem.memory.items import SessionText, Turn
 from egomem.memory.manager import MemoryManager, SessionOutcome
+from egomem.perception.asr import Transcriber
 from egomem.perception.audio import SAMPLE_RATE
 from egomem.perception.vad import SileroVAD
 from egomem.retrieval.events import MemChunkUpdated

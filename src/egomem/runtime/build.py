@@ -14,12 +14,12 @@ from typing import Any
 from egomem.config import Config
 from egomem.dialog.base import DuplexModel
 from egomem.dialog.template import TemplateResponder
-from egomem.dialog.turns import Transcriber
 from egomem.errors import ConfigError
 from egomem.identity.types import Identification
 from egomem.llm import create_provider
 from egomem.memory.manager import MemoryManager
 from egomem.memory.trigger.metrics import sessions
+from egomem.perception.asr import Transcriber
 from egomem.perception.vad import SileroVAD
 from egomem.retrieval.encoder import TextEncoder, default_encoder
 from egomem.retrieval.process import RetrievalProcess
