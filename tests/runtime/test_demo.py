@@ -59,6 +59,10 @@ def test_final_memory(demo: dict[str, Any]) -> None:
     assert emily["face_keys"] >= 1 and emily["voice_keys"] >= 1
     assert john["face_keys"] >= 1 and john["voice_keys"] >= 1  # voice learned after a face match
     assert emily["episodes"] == 2 and john["episodes"] == 1
+    # Stored on the wall clock, not in stream seconds.
+    year_2020 = 1_577_836_800.0
+    assert all(f["valid_from"] > year_2020 for u in demo["memory"] for f in u["facts"])
+    assert emily["last_seen"] is not None and emily["last_seen"] > year_2020
     ops = [e for e in demo["events"] if e["type"] == "memory"]
     assert all(e["op"] != "FAILED" for e in ops)
     assert any(e["day"] == "day2" and e["op"] == "ADD" and e["text"] == "wants to learn tennis" for e in ops)

@@ -41,6 +41,31 @@ def test_demo_scenario_over_websocket(server: tuple[str, str, TenantRegistry]) -
     assert set(people) == {"Emily", "John"}
     assert {"relation": "colleague", "person": "Emily"} in people["John"]["relations"]
     assert "wants to learn tennis" in {f["text"] for f in people["Emily"]["facts"]}
+    _inspector_screenshot(url.replace("ws://", "http://"), key, people["Emily"]["id"])
+
+
+def _inspector_screenshot(http_url: str, key: str, emily_id: str) -> None:
+    """The web inspector shows what the robot's two days left in memory (screenshot kept in out/)."""
+    import shutil
+
+    if shutil.which("chromium") is None:
+        return  # the browser test of the inspector itself skips with the reason
+    from playwright.sync_api import sync_playwright
+
+    out = Path(__file__).resolve().parents[2] / "out"
+    out.mkdir(exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu"])
+        page = browser.new_page(viewport={"width": 1200, "height": 1000})
+        page.goto(http_url + "/inspector/")
+        page.fill("#key", key)
+        page.click("#login button")
+        page.click(f"#users li[data-id='{emily_id}']")
+        page.wait_for_selector("#facts")
+        assert "wants to learn tennis" in page.locator("#facts").inner_text()
+        assert "John" in (page.locator("#graph").text_content() or "")
+        page.screenshot(path=str(out / "inspector-demo.png"), full_page=True)
+        browser.close()
 
 
 def test_bad_frames_get_error_events_and_the_session_survives(server: tuple[str, str, TenantRegistry]) -> None:

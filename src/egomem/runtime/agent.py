@@ -130,7 +130,10 @@ class EgoMem:
         self._next_poll = config.retrieval.poll_interval_s
         self._next_mem = config.runtime.memory_interval_s
         parts.retrieval.window = BufferWindow(self.buffer, max_age_s=config.retrieval.poll_interval_s * 1.5)
-        parts.retrieval.clock = lambda: self.buffer.now_s
+        # Stream seconds drive the processes; memory is stored on the wall clock (what a
+        # person means by "last Tuesday"): stream time t happened at wall time origin + t.
+        self.wall_origin = time.time()
+        parts.retrieval.clock = lambda: self.wall_origin + self.buffer.now_s
         parts.retrieval.subscribe(self._on_chunk)
 
     # -- lifecycle ----------------------------------------------------------------------
@@ -380,9 +383,9 @@ class EgoMem:
         turns.sort(key=lambda tr: tr.start or 0.0)
         session = SessionText(
             episode_id=new_id("e"),
-            start=start,
-            end=end,
-            date=datetime.now(UTC).strftime("%-d %B %Y"),
+            start=self.wall_origin + start,
+            end=self.wall_origin + end,
+            date=datetime.fromtimestamp(self.wall_origin + start, UTC).strftime("%-d %B %Y"),
             turns=turns,
             user_name=self._name_of(user),
         )

@@ -57,9 +57,12 @@ def memory_snapshot(store: MemoryStore) -> list[dict[str, Any]]:
                 "placeholder": u.placeholder,
                 "face_keys": sum(k.modality == "face" for k in keys),
                 "voice_keys": sum(k.modality == "voice" for k in keys),
-                "facts": [{"kind": f.kind.value, "text": f.text} for f in store.list_facts(u.id)],
+                "facts": [
+                    {"kind": f.kind.value, "text": f.text, "valid_from": f.valid_from} for f in store.list_facts(u.id)
+                ],
                 "relations": rels,
                 "episodes": len(store.list_episodes(u.id)),
+                "last_seen": u.last_seen,
             }
         )
     return out
