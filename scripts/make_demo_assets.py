@@ -38,7 +38,7 @@ PEOPLE = {
 DAYS: dict[str, list[tuple[str, int, list[str]] | float]] = {
     "day1": [
         3.0,
-        ("Emily", 0, ["Hi, my name is Emily.", "I am a nurse at the hospital.", "I love hiking."]),
+        ("Emily", 0, ["Hi, my name is Emily.", "I am a nurse at the hospital.", "I live in London.", "I love hiking."]),
         6.0,
         (
             "John",
@@ -54,7 +54,16 @@ DAYS: dict[str, list[tuple[str, int, list[str]] | float]] = {
     ],
     "day2": [
         2.0,
-        ("Emily", 1, ["Good morning.", "Do any of my colleagues love tennis?", "I want to learn tennis too."]),
+        (
+            "Emily",
+            1,
+            [
+                "Good morning.",
+                "Do any of my colleagues love tennis?",
+                "I want to learn tennis too.",
+                "I just moved to Paris.",
+            ],
+        ),
         3.0,
     ],
 }
