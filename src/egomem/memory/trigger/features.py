@@ -21,9 +21,8 @@ import numpy as np
 from egomem.errors import InputError
 from egomem.perception.audio import SAMPLE_RATE
 from egomem.perception.vad import WINDOW as VAD_WINDOW
+from egomem.stream.clock import SAMPLES_PER_STEP, STEP_S  # the full-duplex step (12.5 steps/s)
 
-STEP_S = 0.08  # the full-duplex step (12.5 steps/s); one constant until the stream clock is shared
-SAMPLES_PER_STEP = round(STEP_S * SAMPLE_RATE)  # 1280
 EMB_WIN_STEPS = 20  # 1.6 s speaker-embedding window
 EMB_HOP_STEPS = 10  # 0.8 s hop
 SPEAK_ACTIVE_DB = -50.0  # speaking-channel level above which the assistant is talking
