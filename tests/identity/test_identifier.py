@@ -150,3 +150,17 @@ def test_cross_modal_enrollment_learns_a_voice_for_a_face(
     assert len(ident.store.list_keys(Modality.VOICE, user_id=b)) == 1
     ident._polls.clear()
     assert ident.identify(media["367-130732-0009"], []).user_id == b  # now recognised by voice alone
+
+
+def test_a_clearly_different_face_vetoes_a_voice_match(ident: PersonIdentifier, media: dict[str, np.ndarray]) -> None:
+    f, v = ident.face_encoder, ident.voice_encoder
+    a, b = _enroll_two(ident, media)
+    # B's face with A's voice (A speaking off camera, say): the face decides, and nothing is learned.
+    r = ident.decide(f.observe(media["Colin_Powell_0002"]), v.observe(media["2414-128291-0003"]))
+    assert r.status == IdentityStatus.KNOWN and r.user_id == b
+    keys_before = len(ident.store.list_keys())
+    assert ident.learn(r) == []
+    assert len(ident.store.list_keys()) == keys_before
+    # A's voice with no face at all still identifies A.
+    ident._polls.clear()
+    assert ident.decide(None, v.observe(media["2414-128291-0003"])).user_id == a
