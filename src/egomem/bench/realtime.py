@@ -16,6 +16,7 @@ not depend on machine speed) and we report:
 from __future__ import annotations
 
 import csv
+import os
 import resource
 import tempfile
 import time
@@ -140,7 +141,7 @@ def run(options: BenchOptions) -> BenchResult:
         "level1_missed_visits": missed,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "model_load_s": load_s,
-        "load_avg_1min": __import__("os").getloadavg()[0],
+        "load_avg_1min": os.getloadavg()[0],
     }
     rows = [[k, v] for k, v in metrics.items() if k != "rtf_by_process"]
     rows += [[f"rtf {k}", v] for k, v in rtf.items()]

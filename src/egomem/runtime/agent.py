@@ -121,7 +121,6 @@ class EgoMem:
         self._outcomes: list[SessionOutcome] = []
         self._sessions: list[tuple[float, float, str | None]] = []
         self._mem_origin = 0.0  # memory management has finished everything before this
-        self._poll_busy = threading.Lock()
         self._poll_q: queue.Queue[float | None] = queue.Queue(maxsize=1)
         self._mem_q: queue.Queue[tuple[float, bool] | None] = queue.Queue()
         self._threads: list[threading.Thread] = []

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from egomem.config import Config
+from egomem.errors import EgomemError
 from egomem.runtime.build import Models, build_agent
 from egomem.runtime.timeline import Event, Timeline, format_event
 from egomem.store.base import MemoryStore
@@ -34,7 +35,7 @@ def name_resolver(store: MemoryStore) -> Callable[[str | None], str]:
             return "nobody"
         try:
             return store.get_user(user_id).name or f"new person {user_id[-4:]}"
-        except Exception:
+        except EgomemError:  # deleted meanwhile
             return user_id
 
     return name_of

@@ -110,8 +110,13 @@ async def stream(ws: WebSocket) -> None:
     models: Models = app.state.models
     outbox = Outbox(asyncio.get_running_loop())
     timeline = Timeline()
-    timeline.subscribe(lambda ev: outbox.put(_event_json(ev)))
-    timeline.subscribe(lambda ev: _broadcast(app, tenant, _event_json(ev)))
+
+    def deliver(ev: Event) -> None:  # to this device, and to the tenant's live inspector views
+        event = ev.to_json()
+        outbox.put(event)
+        _broadcast(app, tenant, event)
+
+    timeline.subscribe(deliver)
     remote = ws.query_params.get("dialog", "server") == "client"
     try:
         agent = await asyncio.to_thread(
@@ -216,10 +221,6 @@ async def _send_events(ws: WebSocket, outbox: Outbox) -> None:
             await ws.send_text(json.dumps(ev, ensure_ascii=False, default=str))
         except (WebSocketDisconnect, RuntimeError):
             continue  # client gone: keep draining so the agent never blocks
-
-
-def _event_json(ev: Event) -> dict[str, Any]:
-    return ev.to_json()
 
 
 def _watchers(app: Any, tenant: str) -> set[Outbox]:
