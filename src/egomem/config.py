@@ -171,12 +171,12 @@ def load_config(
         p = Path(file)
         try:
             raw = tomllib.loads(p.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise ConfigError(f"config file not found: {p}") from None
+        except FileNotFoundError as exc:
+            raise ConfigError(f"config file not found: {p}") from exc
         except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"cannot read config file {p}: {exc}") from None
+            raise ConfigError(f"cannot read config file {p}: {exc}") from exc
         except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"malformed TOML in {p}: {exc}") from None
+            raise ConfigError(f"malformed TOML in {p}: {exc}") from exc
     raw = _merge(raw, _env_overrides(env))
     if data_dir is not None:
         raw["data_dir"] = str(data_dir)
@@ -186,4 +186,4 @@ def load_config(
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(x) for x in first["loc"])
-        raise ConfigError(f"invalid config value {where}: {first['msg']}") from None
+        raise ConfigError(f"invalid config value {where}: {first['msg']}") from exc

@@ -41,7 +41,7 @@ def _load(options: BenchOptions) -> list[dict[str, Any]]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"cannot read LoCoMo file {path}: {exc}") from None
+        raise InputError(f"cannot read LoCoMo file {path}: {exc}") from exc
     if not isinstance(data, list) or not all(isinstance(c, dict) and "observation" in c for c in data):
         raise InputError(f"{path} is not a LoCoMo file (a list of conversations with observations)")
     return data
@@ -51,8 +51,8 @@ def _when(text: str) -> tuple[float, str]:
     """'1:56 pm on 8 May, 2023' -> (Unix seconds, '8 May 2023')."""
     try:
         dt = datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
-    except ValueError:
-        raise InputError(f"unparsable LoCoMo session date {text!r}") from None
+    except ValueError as exc:
+        raise InputError(f"unparsable LoCoMo session date {text!r}") from exc
     return dt.timestamp(), f"{dt.day} {dt:%B %Y}"
 
 

@@ -63,10 +63,10 @@ def load_locomo(path: Path) -> tuple[list[Conversation], dict[str, int]]:
     file = path / "locomo10.json" if path.is_dir() else path
     try:
         raw = json.loads(file.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"LoCoMo file not found: {file}") from None
+    except FileNotFoundError as exc:
+        raise InputError(f"LoCoMo file not found: {file}") from exc
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"cannot read LoCoMo file {file}: {exc}") from None
+        raise InputError(f"cannot read LoCoMo file {file}: {exc}") from exc
     if not isinstance(raw, list):
         raise InputError(f"{file}: expected a list of conversations")
     counts = {"malformed_evidence_ids": 0, "questions_without_evidence": 0}

@@ -48,8 +48,8 @@ def _int_option(options: BenchOptions, key: str, default: int) -> int:
         return default
     try:
         value = int(raw)
-    except ValueError:
-        raise InputError(f"--set {key}= needs an integer, got {raw!r}") from None
+    except ValueError as exc:
+        raise InputError(f"--set {key}= needs an integer, got {raw!r}") from exc
     if value < 1:
         raise InputError(f"--set {key}= must be positive, got {value}")
     return value
@@ -59,8 +59,8 @@ def _sizes(options: BenchOptions) -> list[int]:
     if "sizes" in options.extra:
         try:
             sizes = [int(s) for s in options.extra["sizes"].split(",") if s.strip()]
-        except ValueError:
-            raise InputError(f"--set sizes= needs comma-separated integers, got {options.extra['sizes']!r}") from None
+        except ValueError as exc:
+            raise InputError(f"--set sizes= needs comma-separated integers, got {options.extra['sizes']!r}") from exc
         if not sizes or min(sizes) < 10:
             raise InputError("--set sizes= needs sizes of at least 10")
         return sizes

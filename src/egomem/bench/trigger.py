@@ -59,7 +59,7 @@ def run(options: BenchOptions) -> BenchResult:
         pairs = int(extra.get("streams", 1 if options.quick else 100))
         workers = int(extra.get("workers", 0 if options.quick else 2))
     except ValueError as exc:
-        raise InputError(f"bench trigger: bad option ({exc})") from None
+        raise InputError(f"bench trigger: bad option ({exc})") from exc
     if pairs < 1:
         raise InputError("bench trigger: streams must be >= 1")
     data_dir = options.data or DEFAULT_DATA

@@ -33,7 +33,7 @@ def load_cohort(path: Path | None = None) -> np.ndarray:
             with np.load(path) as z:
                 c = z["vectors"]
     except (OSError, KeyError, ValueError) as exc:
-        raise InputError(f"cannot read the voice cohort file: {exc}") from None
+        raise InputError(f"cannot read the voice cohort file: {exc}") from exc
     c = c.astype(np.float32)
     return c / np.linalg.norm(c, axis=1, keepdims=True)
 

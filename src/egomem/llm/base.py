@@ -106,10 +106,10 @@ def parse_json_reply(content: str, schema: type[T]) -> T:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise LLMError("malformed JSON", f"{exc.msg} at char {exc.pos}") from None
+        raise LLMError("malformed JSON", f"{exc.msg} at char {exc.pos}") from exc
     try:
         return schema.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(x) for x in first["loc"]) or "<root>"
-        raise LLMError("wrong JSON shape", f"{where}: {first['msg']}") from None
+        raise LLMError("wrong JSON shape", f"{where}: {first['msg']}") from exc

@@ -27,10 +27,10 @@ class GGUFProvider(ChatProvider):
             raise ConfigError(f"llm.gguf_path must name a local .gguf file, got {str(model_path)!r}")
         try:
             llama_cpp = importlib.import_module("llama_cpp")
-        except ImportError:
+        except ImportError as exc:
             raise ConfigError(
                 "the gguf provider needs llama-cpp-python: pip install 'egomem[gguf]' (it compiles for minutes)"
-            ) from None
+            ) from exc
         self.max_tokens = max_tokens
         self._llm = llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx, verbose=False)
 
@@ -48,7 +48,7 @@ class GGUFProvider(ChatProvider):
             )
             content = out["choices"][0]["message"]["content"]
         except (KeyError, IndexError, TypeError, ValueError, RuntimeError) as exc:
-            raise LLMError("gguf model failed", f"{type(exc).__name__}: {exc}") from None
+            raise LLMError("gguf model failed", f"{type(exc).__name__}: {exc}") from exc
         usage = out.get("usage") or {}
         return ChatReply(
             content=str(content or ""),

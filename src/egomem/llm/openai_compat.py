@@ -135,8 +135,8 @@ def _reply(resp: httpx.Response) -> ChatReply:
     try:
         data = resp.json()
         content = data["choices"][0]["message"]["content"]
-    except (ValueError, KeyError, IndexError, TypeError):
-        raise LLMError("malformed chat response", resp.text[:200]) from None
+    except (ValueError, KeyError, IndexError, TypeError) as exc:
+        raise LLMError("malformed chat response", resp.text[:200]) from exc
     if not isinstance(content, str):
         raise LLMError("malformed chat response", "message content is not a string")
     usage = data.get("usage") or {}

@@ -76,8 +76,8 @@ class FasterWhisperASR(ASRBackend):
             )
         try:
             from faster_whisper import WhisperModel
-        except ImportError:
-            raise InputError("faster-whisper is not installed: pip install 'egomem[whisper]'") from None
+        except ImportError as exc:
+            raise InputError("faster-whisper is not installed: pip install 'egomem[whisper]'") from exc
         self._model = WhisperModel(str(p), device="cpu", compute_type=compute_type, local_files_only=True)
         self._beam = beam_size
         self._lock = threading.Lock()

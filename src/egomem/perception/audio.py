@@ -79,7 +79,7 @@ def _load_with_av(p: Path) -> np.ndarray:
             for out in resampler.resample(None):
                 chunks.append(out.to_ndarray().reshape(-1))
     except av.error.FFmpegError as exc:
-        raise InputError(f"cannot decode audio from {p.name}: {exc}") from None
+        raise InputError(f"cannot decode audio from {p.name}: {exc}") from exc
     if not chunks:
         return np.zeros(0, dtype=np.float32)
     return to_mono16k(np.concatenate(chunks), SAMPLE_RATE)

@@ -84,7 +84,7 @@ def load_image(path: str | Path) -> np.ndarray:
             im.load()
             return to_rgb_uint8(np.asarray(im.convert("RGB")))
     except (UnidentifiedImageError, OSError, ValueError) as exc:
-        raise InputError(f"cannot read image {p.name}: {exc}") from None
+        raise InputError(f"cannot read image {p.name}: {exc}") from exc
 
 
 @dataclass(frozen=True)

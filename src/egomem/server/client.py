@@ -48,7 +48,7 @@ def stream_recording(
     try:
         ws = connect(target, additional_headers={"Authorization": f"Bearer {key}"}, max_size=2**22, open_timeout=30)
     except (OSError, InvalidStatus) as exc:
-        raise InputError(f"cannot connect to {url}: {exc}") from None
+        raise InputError(f"cannot connect to {url}: {exc}") from exc
 
     def receive() -> None:
         try:

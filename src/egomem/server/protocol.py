@@ -57,16 +57,16 @@ def decode(message: bytes) -> Frame:
         raise InputError(f"frame of {len(message)} bytes is over the {MAX_FRAME_BYTES}-byte limit")
     try:
         kind = Kind(message[0])
-    except ValueError:
-        raise InputError(f"unknown frame kind 0x{message[0]:02x}") from None
+    except ValueError as exc:
+        raise InputError(f"unknown frame kind 0x{message[0]:02x}") from exc
     payload = bytes(message[1:])
     if kind in (Kind.LISTEN, Kind.SPEAK) and len(payload) % 2:
         raise InputError("PCM16 audio payload has an odd number of bytes")
     if kind in (Kind.ASSISTANT_TEXT, Kind.MONOLOGUE):
         try:
             payload.decode("utf-8")
-        except UnicodeDecodeError:
-            raise InputError("text payload is not valid UTF-8") from None
+        except UnicodeDecodeError as exc:
+            raise InputError("text payload is not valid UTF-8") from exc
     if kind == Kind.VIDEO and not payload.startswith(b"\xff\xd8"):
         raise InputError("video payload is not a JPEG image")
     if kind == Kind.END and payload:

@@ -55,7 +55,7 @@ class StepAssembler:
         try:
             img = np.asarray(Image.open(io.BytesIO(jpeg)).convert("RGB"))
         except (UnidentifiedImageError, OSError) as exc:
-            raise InputError(f"undecodable JPEG frame: {exc}") from None
+            raise InputError(f"undecodable JPEG frame: {exc}") from exc
         self.frames.append(VideoFrame(self.now_s, img))
 
     def steps(self, final: bool = False) -> list[Step]:

@@ -22,6 +22,6 @@ def open_store(config: Config) -> MemoryStore:
         except ImportError as exc:
             raise ConfigError(
                 f"the PostgreSQL store needs the postgres extra (pip install 'egomem[postgres]'): {exc}"
-            ) from None
+            ) from exc
         return PostgresStore(config.store.dsn)
     raise ConfigError(f"store backend {config.store.backend!r} is not available in this build")

@@ -140,8 +140,8 @@ class PostgresStore(SQLStore):
             raise StoreError(f"invalid schema name {schema!r}: lower-case letters, digits and _ only")
         try:
             conninfo_to_dict(dsn)
-        except psycopg.Error:
-            raise StoreError("malformed PostgreSQL DSN (expected postgresql://user:pass@host:port/db)") from None
+        except psycopg.Error as exc:
+            raise StoreError("malformed PostgreSQL DSN (expected postgresql://user:pass@host:port/db)") from exc
         self.dsn = dsn
         self.schema = schema
         self._timeout = connect_timeout_s
@@ -159,7 +159,7 @@ class PostgresStore(SQLStore):
         try:
             conn = psycopg.connect(self.dsn, autocommit=True, connect_timeout=self._timeout)
         except psycopg.Error as exc:
-            raise StoreError(f"cannot connect to PostgreSQL at {where}: {_first_line(exc)}") from None
+            raise StoreError(f"cannot connect to PostgreSQL at {where}: {_first_line(exc)}") from exc
         try:
             if self.schema is not None:
                 conn.execute(pgsql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(pgsql.Identifier(self.schema)))
@@ -173,7 +173,7 @@ class PostgresStore(SQLStore):
             raise StoreError(
                 f"PostgreSQL at {where} lacks the pgvector extension or rights to it ({_first_line(exc)});"
                 " a superuser must run CREATE EXTENSION vector (scripts/postgres.sh does)"
-            ) from None
+            ) from exc
         return conn
 
     def _live(self) -> psycopg.Connection[Any]:
@@ -271,16 +271,16 @@ class PostgresStore(SQLStore):
                 cur = conn.execute(query, params)
                 return cur.fetchall() if cur.description else []
             except psycopg.IntegrityError as exc:
-                raise StoreError(f"write refused by the store: {_first_line(exc)}") from None
+                raise StoreError(f"write refused by the store: {_first_line(exc)}") from exc
             except psycopg.Error as exc:
                 if conn.closed or conn.broken:
                     raise StoreError(
                         f"lost the connection to PostgreSQL at {redact(self.dsn)} ({_first_line(exc)});"
                         " the operation was not applied and the next call reconnects"
-                    ) from None
-                raise StoreError(f"store error: {_first_line(exc)}") from None
-            except UnicodeEncodeError:
-                raise StoreError("text that is not valid Unicode cannot be stored") from None
+                    ) from exc
+                raise StoreError(f"store error: {_first_line(exc)}") from exc
+            except UnicodeEncodeError as exc:
+                raise StoreError("text that is not valid Unicode cannot be stored") from exc
 
     def _execute(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         sql, params = _with_embedding(sql, params)
@@ -343,5 +343,5 @@ class PostgresStore(SQLStore):
                         copy.write_row(row)
                         n += 1
             except psycopg.Error as exc:
-                raise StoreError(f"bulk load into {table} failed: {_first_line(exc)}") from None
+                raise StoreError(f"bulk load into {table} failed: {_first_line(exc)}") from exc
         return n

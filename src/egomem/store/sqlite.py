@@ -40,9 +40,9 @@ class SQLiteStore(SQLStore):
                 self._conn.execute("PRAGMA synchronous = NORMAL")
             self._migrate()
         except sqlite3.DatabaseError as exc:
-            raise StoreError(f"cannot open memory store at {path}: {exc}") from None
+            raise StoreError(f"cannot open memory store at {path}: {exc}") from exc
         except OSError as exc:
-            raise StoreError(f"cannot create data directory {self.path.parent}: {exc.strerror}") from None
+            raise StoreError(f"cannot create data directory {self.path.parent}: {exc.strerror}") from exc
 
     def _migrate(self) -> None:
         with self.transaction():
@@ -82,20 +82,20 @@ class SQLiteStore(SQLStore):
             try:
                 return self._conn.execute(sql, tuple(params)).fetchall()
             except sqlite3.IntegrityError as exc:
-                raise StoreError(f"write refused by the store: {exc}") from None
+                raise StoreError(f"write refused by the store: {exc}") from exc
             except sqlite3.OperationalError as exc:
-                raise StoreError(f"store error: {exc}") from None
-            except UnicodeEncodeError:
-                raise StoreError("text with invalid Unicode (a lone surrogate) cannot be stored") from None
+                raise StoreError(f"store error: {exc}") from exc
+            except UnicodeEncodeError as exc:
+                raise StoreError("text with invalid Unicode (a lone surrogate) cannot be stored") from exc
 
     def _insert_returning_id(self, sql: str, params: Sequence[Any]) -> int:
         with self._lock:
             try:
                 cur = self._conn.execute(sql, tuple(params))
             except sqlite3.IntegrityError as exc:
-                raise StoreError(f"write refused by the store: {exc}") from None
-            except UnicodeEncodeError:
-                raise StoreError("text with invalid Unicode (a lone surrogate) cannot be stored") from None
+                raise StoreError(f"write refused by the store: {exc}") from exc
+            except UnicodeEncodeError as exc:
+                raise StoreError("text with invalid Unicode (a lone surrogate) cannot be stored") from exc
             return int(cur.lastrowid or 0)
 
     def table_names(self) -> list[str]:

@@ -45,8 +45,8 @@ def check_query(modality: Modality, vector: np.ndarray | Sequence[float], k: int
     """Validate a nearest-keys query; the same checks on every backend."""
     try:
         modality = Modality(modality)
-    except ValueError:
-        raise InputError(f"unknown modality {modality!r}: expected face or voice") from None
+    except ValueError as exc:
+        raise InputError(f"unknown modality {modality!r}: expected face or voice") from exc
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise InputError(f"k must be a positive integer, got {k!r}")
     blob, _ = vector_to_blob(vector)  # refuses empty, non-1-d and non-finite vectors

@@ -101,7 +101,7 @@ def _read_av(p: Path, fps: float, stereo_duplex: bool) -> tuple[np.ndarray, np.n
     try:
         container = av.open(str(p))
     except av.error.FFmpegError as exc:
-        raise InputError(f"cannot open {p.name}: {exc}") from None
+        raise InputError(f"cannot open {p.name}: {exc}") from exc
     with container:
         has_audio, has_video = bool(container.streams.audio), bool(container.streams.video)
         if not has_audio:

@@ -1,0 +1,164 @@
+"""Provider registries: backend name -> lazily imported class + its own typed config.
+
+Every replaceable component (ASR, LLM, store, trigger, dialog model, and later
+diarizer, face tracker, embedders) has one `Registry`. A provider is registered by
+name with a dotted target (`"egomem.llm.local:LocalLLMProvider"`), so nothing heavy is
+imported until that provider is actually built, and with a pydantic config model
+(`extra="forbid"`) that validates its own settings. Third-party code adds a backend
+with one call:
+
+    from egomem.perception.asr import ASR_PROVIDERS
+    ASR_PROVIDERS.register("vosk", "my_pkg.vosk_asr:VoskASR", VoskConfig, requires=("vosk",))
+
+`available()` reports, without importing the providers, which ones are registered and
+whether the packages they need are installed (for `egomem providers` and benchmarks).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from egomem.errors import ConfigError
+
+T = TypeVar("T")
+
+
+class ProviderConfig(BaseModel):
+    """Base of every provider's config: unknown keys are an error, not silently ignored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class NoConfig(ProviderConfig):
+    """For providers that take no settings."""
+
+
+@dataclass(frozen=True)
+class ProviderInfo:
+    kind: str
+    name: str
+    target: str
+    description: str
+    requires: tuple[str, ...]
+    missing: tuple[str, ...]  # required modules that are not importable here
+
+    @property
+    def installed(self) -> bool:
+        return not self.missing
+
+
+@dataclass
+class _Entry:
+    target: str
+    config: type[ProviderConfig]
+    requires: tuple[str, ...]
+    description: str
+    aliases: tuple[str, ...] = field(default_factory=tuple)
+
+
+class Registry(Generic[T]):
+    """Name -> (lazily imported class, config model). One instance per component kind."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self._entries: dict[str, _Entry] = {}
+
+    def register(
+        self,
+        name: str,
+        target: str,
+        config: type[ProviderConfig] = NoConfig,
+        *,
+        requires: tuple[str, ...] = (),
+        description: str = "",
+        replace: bool = False,
+    ) -> None:
+        """Add a provider. `target` is "package.module:Class"; `requires` lists the importable
+        module names it needs (checked by `available()` without importing them)."""
+        if ":" not in target:
+            raise ValueError(f"{self.kind} provider target must be 'module:Class', got {target!r}")
+        if name in self._entries and not replace:
+            raise ValueError(f"{self.kind} provider {name!r} is already registered")
+        self._entries[name] = _Entry(target, config, tuple(requires), description)
+
+    def names(self) -> list[str]:
+        return sorted(self._entries)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names())
+
+    def _entry(self, name: str) -> _Entry:
+        try:
+            return self._entries[name]
+        except KeyError as exc:
+            known = ", ".join(self.names()) or "none"
+            raise ConfigError(f"unknown {self.kind} provider {name!r}; registered: {known}") from exc
+
+    def config_model(self, name: str) -> type[ProviderConfig]:
+        return self._entry(name).config
+
+    def parse_config(self, name: str, settings: dict[str, Any] | None = None) -> ProviderConfig:
+        """Validate `settings` against the provider's own config model (ConfigError, one line)."""
+        model = self.config_model(name)
+        try:
+            return model.model_validate(settings or {})
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(x) for x in first["loc"]) or "<root>"
+            raise ConfigError(f"invalid {self.kind} config for {name!r}: {where}: {first['msg']}") from exc
+
+    def load(self, name: str) -> type[T]:
+        """Import and return the provider's class; a missing optional package is a ConfigError."""
+        entry = self._entry(name)
+        module_name, _, attr = entry.target.partition(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            raise ConfigError(
+                f"{self.kind} provider {name!r} cannot be loaded: {exc} (missing: {', '.join(self._missing(entry)) or '?'})"
+            ) from exc
+        try:
+            cls: type[T] = getattr(module, attr)
+        except AttributeError as exc:
+            raise ConfigError(f"{self.kind} provider {name!r}: {entry.target} does not exist") from exc
+        return cls
+
+    @staticmethod
+    def _missing(entry: _Entry) -> tuple[str, ...]:
+        out = []
+        for mod in entry.requires:
+            try:
+                found = importlib.util.find_spec(mod) is not None
+            except (ImportError, ValueError):
+                found = False
+            if not found:
+                out.append(mod)
+        return tuple(out)
+
+    def info(self, name: str) -> ProviderInfo:
+        e = self._entry(name)
+        return ProviderInfo(self.kind, name, e.target, e.description, e.requires, self._missing(e))
+
+    def available(self) -> list[ProviderInfo]:
+        """Every registered provider with whether its packages are installed (nothing imported)."""
+        return [self.info(n) for n in self.names()]
+
+
+# Every registry, by component kind, for `egomem providers`. Registries add themselves here.
+ALL: dict[str, Registry[Any]] = {}
+
+
+def registry(kind: str) -> Registry[Any]:
+    """The registry of one component kind, created on first use."""
+    if kind not in ALL:
+        ALL[kind] = Registry(kind)
+    return ALL[kind]
