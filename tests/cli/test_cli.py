@@ -82,6 +82,6 @@ def test_bench_smoke_writes_json(tmp_path: Path) -> None:
     out = tmp_path / "m.json"
     r = egomem("bench", "smoke", "--quick", "--json", str(out), data_dir=tmp_path)
     assert r.returncode == 0, r.stderr
-    metrics = json.loads(out.read_text())
+    metrics = json.loads(out.read_text())["metrics"]
     assert metrics["users"] == 50 and metrics["keys_loaded"] == 50 and metrics["user_writes_per_s"] > 0
     assert "user_writes_per_s" in r.stdout

@@ -11,7 +11,7 @@ from egomem.errors import ConfigError
 def test_defaults_need_nothing(tmp_path: Path) -> None:
     cfg = load_config(environ={"XDG_DATA_HOME": str(tmp_path)})
     assert cfg.data_dir == tmp_path / "egomem"
-    assert cfg.store.backend == "sqlite" and cfg.retrieval.level1_budget_tokens == 512
+    assert cfg.store.provider == "sqlite" and cfg.retrieval.level1_budget_tokens == 512
 
 
 def test_toml_then_env_override(tmp_path: Path) -> None:

@@ -18,11 +18,11 @@ from typing import Any
 
 import pytest
 
-from egomem.config import LLMConfig
 from egomem.dialog.base import UserTurn
 from egomem.dialog.cascaded import FALLBACK, CascadedChatModel, DialogPrompt, fill, split_query, spoken
 from egomem.errors import ConfigError
 from egomem.llm.openai_compat import OpenAICompatProvider
+from egomem.providers import OpenAILLMConfig
 from egomem.retrieval.query_parser import RetrParser
 from egomem.schemas import MemChunk
 
@@ -200,8 +200,8 @@ def test_prompt_file_and_slots() -> None:
 
 def test_from_config_needs_an_endpoint() -> None:
     with pytest.raises(ConfigError):
-        CascadedChatModel.from_config(LLMConfig())
-    m = CascadedChatModel.from_config(LLMConfig(provider="openai", base_url="http://127.0.0.1:9/v1", model="m"))
+        CascadedChatModel.from_config(OpenAILLMConfig())
+    m = CascadedChatModel.from_config(OpenAILLMConfig(base_url="http://127.0.0.1:9/v1", model="m"))
     assert isinstance(m.llm, OpenAICompatProvider) and m.llm.max_retries == 1
 
 
@@ -221,8 +221,8 @@ def test_inside_the_real_agent_loop(server: Any, store: Any) -> None:
     directly (no camera) and speech comes from a scripted transcriber."""
     from egomem.config import Config
     from egomem.identity.types import Identification, IdentityStatus
-    from egomem.llm.rules import RulesProvider
     from egomem.memory.manager import MemoryManager
+    from egomem.memory.rules_provider import RulesProvider
     from egomem.memory.trigger.metrics import sessions
     from egomem.perception.vad import SileroVAD
     from egomem.retrieval.encoder import default_encoder

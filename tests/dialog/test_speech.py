@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 from egomem.dialog.speech import (
-    TTS,
     EspeakSynthesizer,
     PiperConfig,
     PiperSynthesizer,
@@ -18,6 +17,7 @@ from egomem.dialog.speech import (
 from egomem.errors import ConfigError
 from egomem.media import SAMPLE_RATE
 from egomem.perception.vad import SileroVAD
+from egomem.providers import TTS
 
 
 def _speech_seconds(audio: np.ndarray) -> float:

@@ -8,11 +8,13 @@ from typing import Any
 
 import pytest
 
-from egomem.config import LLMConfig
+from egomem.config import load_config
 from egomem.errors import ConfigError
 from egomem.llm import LLMError, create_provider
+from egomem.llm.gguf import GGUFProvider
 from egomem.llm.openai_compat import OpenAICompatProvider
 from egomem.memory.items import Extraction, SessionText, Turn
+from egomem.registry import registry
 
 SESSION = SessionText(
     episode_id="e1",
@@ -125,11 +127,14 @@ def test_endpoint_down(free_port_url: str) -> None:
 
 
 def test_factory_and_config_errors(tmp_path: Any) -> None:
-    assert create_provider(LLMConfig()).name == "rules"
+    llm = registry("llm")
+    assert create_provider(llm.parse_config("rules")).name == "rules"
     with pytest.raises(ConfigError, match="base_url"):
-        create_provider(LLMConfig(provider="openai", model="m"))
-    with pytest.raises(ConfigError, match="gguf_path"):
-        create_provider(LLMConfig(provider="gguf", gguf_path=str(tmp_path / "missing.gguf")))
+        create_provider(llm.parse_config("openai", {"model": "m"}))
+    with pytest.raises(ConfigError, match=r"llm\.provider = 'gguf' is now local"):
+        load_config(environ={"EGOMEM_LLM__PROVIDER": "gguf"})
+    with pytest.raises(ConfigError, match=r"local \.gguf file"):
+        GGUFProvider(tmp_path / "missing.gguf")
     fake = tmp_path / "m.gguf"
     fake.write_bytes(b"GGUF")
     try:
@@ -138,4 +143,4 @@ def test_factory_and_config_errors(tmp_path: Any) -> None:
         pytest.skip("llama-cpp-python is installed here")
     except ImportError:
         with pytest.raises(ConfigError, match=r"egomem\[gguf\]"):
-            create_provider(LLMConfig(provider="gguf", gguf_path=str(fake)))
+            GGUFProvider(fake)

@@ -10,9 +10,9 @@ import pytest
 
 from egomem.identity.types import Identification, IdentityStatus
 from egomem.llm.openai_compat import OpenAICompatProvider
-from egomem.llm.rules import RulesProvider
 from egomem.memory.items import SessionText, Turn
 from egomem.memory.manager import MemoryManager
+from egomem.memory.rules_provider import RulesProvider
 from egomem.retrieval.encoder import TextEncoder
 from egomem.schemas import Fact
 from egomem.store.sqlite import SQLiteStore

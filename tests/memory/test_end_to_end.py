@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 
 from egomem.identity.types import FaceObservation, Identification, IdentityStatus, VoiceObservation
-from egomem.llm.rules import RulesProvider
 from egomem.memory.items import SessionText, Turn
 from egomem.memory.manager import MemoryManager
+from egomem.memory.rules_provider import RulesProvider
 from egomem.schemas import FactKind, Modality, Op
 from egomem.store.sqlite import SQLiteStore
 

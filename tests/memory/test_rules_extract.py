@@ -30,7 +30,7 @@ def test_names(said: str, name: str | None) -> None:
 
 
 def test_preferences_with_negation() -> None:
-    assert _texts("I love hiking but I don't like coffee.") == ["dislikes coffee", "loves hiking"]
+    assert sorted(_texts("I love hiking but I don't like coffee.")) == ["dislikes coffee", "loves hiking"]
     assert _texts("I really hate jazz.") == ["dislikes jazz"]
     assert _texts("My favorite band is Queen.") == ["favorite band is Queen"]
     assert _texts("I love that!") == []  # a reaction, not a preference

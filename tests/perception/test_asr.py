@@ -1,4 +1,5 @@
-"""ASR backends: pocketsphinx on a real utterance, WER arithmetic, whisper's missing-model error."""
+"""ASR backends: pocketsphinx on a real utterance, WER arithmetic, whisper's missing-model error
+(Whisper itself: test_whisper.py)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from egomem.errors import InputError
-from egomem.perception.asr import FasterWhisperASR, PocketSphinxASR, make_asr, normalise_text, wer, word_errors
+from egomem.errors import ConfigError, InputError
+from egomem.perception.asr import PocketSphinxASR, make_asr, normalise_text, wer, word_errors
+from egomem.perception.whisper import FasterWhisperASR
 from egomem.perception.audio import load_audio
 
 EVAL = Path(__file__).resolve().parents[1] / "data" / "speech" / "eval"
@@ -42,9 +44,11 @@ def test_wer_arithmetic() -> None:
 
 
 def test_whisper_without_a_local_model_is_a_clear_error(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="never downloads"):
+    with pytest.raises(ConfigError, match="never downloads"):
         FasterWhisperASR(tmp_path / "no-model")
-    with pytest.raises(InputError, match="never downloads"):
-        make_asr("faster-whisper", "")
+    with pytest.raises(ConfigError, match="never downloads"):
+        FasterWhisperASR("")
+    with pytest.raises(ConfigError, match="not a Whisper model"):
+        FasterWhisperASR("qwen2.5-coder-1.5b")
     with pytest.raises(InputError, match="unknown ASR backend"):
         make_asr("kaldi")

@@ -13,7 +13,7 @@ from egomem.errors import InputError
 def test_textret_quick_runs_and_reports(tmp_path: Path) -> None:
     out = tmp_path / "t.json"
     res = run_bench("textret", BenchOptions(json_path=out, quick=True))
-    m = json.loads(out.read_text())
+    m = json.loads(out.read_text())["metrics"]
     for key in ("pass_at_1", "pass_at_5", "latency_ms_p50", "latency_ms_p95"):
         assert key in m
     assert m["candidates"] == 60 and m["questions"] == 20
@@ -26,14 +26,18 @@ def test_locomo_quick_on_sample(test_data: Path, tmp_path: Path) -> None:
     sample = test_data / "retrieval" / "locomo_sample.json"
     out = tmp_path / "l.json"
     run_bench("locomo", BenchOptions(data=sample, json_path=out, quick=True))
-    m = json.loads(out.read_text())
+    m = json.loads(out.read_text())["metrics"]
     assert m["questions"] == 15 and m["malformed_evidence_ids"] == 1 and m["questions_without_evidence"] == 1
-    for method in ("bm25", "dense", "hybrid"):
-        r = m[method]
+    for r in (*m["ablations"].values(), m["product"]):
         assert 0.0 <= r["recall_at_5"] <= r["recall_at_10"] <= r["recall_at_20"] <= 1.0
-        assert set(r["by_category"]) <= {"1", "2", "3", "4"}
-    # 35 turns: the top 20 hold most evidence for any sensible method
-    assert m["hybrid"]["recall_at_20"] >= 0.6
+        assert set(r["recall_at_10_by_category"]) <= {"1", "2", "3", "4"}
+        assert r["test_recall_at_10"] is None  # one conversation: all of it is dev
+    assert set(m["ablations"]) == {"bm25", "dense", "hybrid", "context", "speaker"}
+    # The product's recipe is the last ablation row: same search, same figures.
+    assert m["product"]["recall_at_10"] == m["ablations"]["speaker"]["recall_at_10"]
+    assert m["selection"]["chosen"] in m["selection"]["dev_recall_at_10"]
+    # 35 turns: the top 20 hold most evidence for any sensible recipe
+    assert m["product"]["recall_at_20"] >= 0.6
 
 
 def test_locomo_bad_input(tmp_path: Path) -> None:

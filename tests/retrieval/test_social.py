@@ -67,4 +67,22 @@ def test_placeholder_and_reverse_edges(store: SQLiteStore, encoder: TextEncoder)
     store.add_fact(Fact(user_id=mia.id, text="Mia studies marine biology"))
     docs = [c.document for c in candidates_for(store, emily.id)]
     assert "Łukasz, friend" in docs
-    assert "Mia, (is their mother): Mia studies marine biology" in docs
+    # Emily is Mia's mother: read backwards, Mia is Emily's child (her gender is not known).
+    assert "Mia, child: Mia studies marine biology" in docs
+
+
+def test_inverse_relation_found_by_the_gendered_word(store: SQLiteStore, encoder: TextEncoder) -> None:
+    """A says B is his sister; B asks about her brother: A is found (as a sibling), and as
+    her brother once someone else's words say A is male."""
+    cache = EmbeddingCache(encoder)
+    a, b = store.create_user("Tom"), store.create_user("Anna")
+    store.add_relation(Relation(subject_id=a.id, relation="sister", object_id=b.id))
+    store.add_fact(Fact(user_id=a.id, text="plays the cello"))
+    hits = rank_candidates(candidates_for(store, b.id), ["brother"], ["music"], CandidateIndex(cache), k=3)
+    assert [(c.person, c.relation) for c, _ in hits] == [("Tom", "sibling")]
+    mum = store.create_user("Rosa")
+    store.add_relation(Relation(subject_id=mum.id, relation="son", object_id=a.id))
+    assert [c.relation for c in candidates_for(store, b.id)] == ["brother"]
+    # Friend and colleague read the same both ways; boss reads as employee.
+    store.add_relation(Relation(subject_id=a.id, relation="boss", object_id=mum.id))
+    assert {c.relation for c in candidates_for(store, mum.id)} == {"son", "employee"}

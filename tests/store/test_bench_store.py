@@ -17,7 +17,7 @@ def test_bench_store_quick(backend: str, tmp_path: Path) -> None:
     extra = {"sizes": "200", "queries": "10", "writes": "10", "dsn": PG_DSN if backend == "postgres" else ""}
     out = tmp_path / "store.json"
     result = run_bench("store", BenchOptions(json_path=out, quick=True, extra=extra))
-    m = json.loads(out.read_text())
+    m = json.loads(out.read_text())["metrics"]
     assert m["sizes"] == [200]
     for b in m["backends"]:
         assert 0 < m[f"{b}_200_search_p50_ms"] <= m[f"{b}_200_search_p95_ms"]

@@ -15,10 +15,12 @@ from typing import Any
 
 import numpy as np
 import pytest
+import sqlalchemy as sa
 
 from egomem.errors import DimensionError, NotFoundError, StoreError
 from egomem.schemas import Episode, Fact, FactKind, Modality, Op, Relation
 from egomem.store.base import MemoryStore
+from egomem.store.schema import egomem_schema
 from egomem.store.sqlite import SQLiteStore
 
 from .conftest import PG_DSN, StoreFactory, all_rows_text
@@ -182,7 +184,7 @@ def _set_schema_version(store: MemoryStore, backend: str, version: int) -> None:
         conn.close()
     else:
         with store.transaction():
-            store._execute("UPDATE egomem_schema SET version = ?", (version,))  # type: ignore[attr-defined]
+            store.db.execute(sa.update(egomem_schema).values(version=version))
 
 
 def test_newer_schema_is_refused(store_factory: StoreFactory, backend: str) -> None:

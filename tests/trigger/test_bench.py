@@ -16,7 +16,7 @@ def test_bench_trigger_quick(tmp_path: Path, shared_data: Callable[[str], Path])
     out = tmp_path / "trigger.json"
     res = CliRunner().invoke(cli, ["bench", "trigger", "--quick", "--data", str(data), "--json", str(out)])
     assert res.exit_code == 0, res.output
-    m = json.loads(out.read_text())
+    m = json.loads(out.read_text())["metrics"]
     for tagger in ("model", "baseline"):
         for cond in ("clean", "noised"):
             row = m[tagger][cond]

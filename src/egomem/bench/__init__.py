@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import pkgutil
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from egomem.bench._record import command_line, envelope, loadavg
 from egomem.errors import InputError
 
 
@@ -35,6 +38,18 @@ class BenchResult:
     # One table per section: (title, header, rows).
     tables: list[tuple[str, list[str], list[list[Any]]]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+
+
+def data_root(options: BenchOptions | None = None, dataset: str = "") -> Path:
+    """Where a benchmark's data is: `--data` as given (a bench's own folder or the root, as
+    that bench documents), else `dataset` under EGOMEM_BENCH_DATA, else under
+    `../shared/data` from the working directory. Never relative to the source file: an
+    installed wheel has no repository around it."""
+    if options is not None and options.data is not None:
+        return options.data
+    root = os.environ.get("EGOMEM_BENCH_DATA")
+    base = Path(root) if root else (Path.cwd() / ".." / "shared" / "data").resolve()
+    return base / dataset if dataset else base
 
 
 BenchFn = Callable[[BenchOptions], BenchResult]
@@ -59,11 +74,21 @@ def run_bench(name: str, options: BenchOptions) -> BenchResult:
     if name not in available():
         raise InputError(f"unknown benchmark {name!r}; available: {', '.join(available())}")
     importlib.import_module(f"egomem.bench.{name}")
+    load_start, t0 = loadavg(), time.perf_counter()
     result = _REGISTRY[name](options)
     if options.json_path is not None:
+        # The metrics inside an envelope saying how to reproduce them (see _record.py).
+        command = command_line(name, options.data, options.quick, options.extra, options.json_path)
+        record = {**envelope(name, command, load_start, time.perf_counter() - t0), "metrics": result.metrics}
         options.json_path.parent.mkdir(parents=True, exist_ok=True)
-        options.json_path.write_text(json.dumps(result.metrics, indent=2, default=_jsonable) + "\n")
+        options.json_path.write_text(json.dumps(record, indent=2, default=_jsonable) + "\n")
     return result
+
+
+def read_metrics(path: Path) -> dict[str, Any]:
+    """The metrics of a result file written by `--json` (its envelope left out)."""
+    metrics: dict[str, Any] = json.loads(path.read_text())["metrics"]
+    return metrics
 
 
 def _jsonable(x: Any) -> Any:

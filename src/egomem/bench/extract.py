@@ -8,8 +8,9 @@ with the speaker's name) matches an observation of that speaker and session when
 MiniLM cosine is at or above the threshold (0.6 by default, fixed before the run and
 reported beside 0.5 and 0.7; `--set threshold=`). Precision: share of items that match
 some observation; recall: share of observations matched by some item. The null rate is
-how often an observation matches a random observation of another conversation at that
-threshold: what chance alone gives. Only the rule-based backend runs offline here.
+how often an observation matches a random observation of the same speaker from another
+session at that threshold: what the speaker's name and life alone give, without the
+session's content. Only the rule-based backend runs offline here.
 """
 
 from __future__ import annotations
@@ -18,23 +19,21 @@ import json
 import re
 import time
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from egomem.bench import BenchOptions, BenchResult, register
+from egomem.bench import BenchOptions, BenchResult, data_root, register
 from egomem.errors import InputError
-from egomem.llm.rules import RulesProvider
 from egomem.memory.extractor import MemoryExtractor
 from egomem.memory.items import SessionText, Turn
+from egomem.memory.rules_provider import RulesProvider
 
-DEFAULT_DATA = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "locomo"
 THRESHOLDS = (0.5, 0.6, 0.7)
 
 
 def _load(options: BenchOptions) -> list[dict[str, Any]]:
-    root = options.data or DEFAULT_DATA
+    root = data_root(options, "locomo")
     path = root / "locomo10.json" if root.is_dir() else root
     if not path.is_file():
         raise InputError(f"LoCoMo data not found at {path} (pass --data DIR holding locomo10.json)")
@@ -148,16 +147,19 @@ def run(options: BenchOptions) -> BenchResult:
             j = int(sims[i].argmax())
             examples.append((float(sims[i, j]), text, r["obs"][j][0]))
 
-    # Chance level: each observation against one observation of another conversation
-    # (of another session when only one conversation runs, as with --quick).
+    # Chance level: each observation against one observation of the same speaker from
+    # another session. Same name, same life, different events: what a matching item
+    # scores when it is about the right person but not about this session.
     rng = np.random.default_rng(0)
-    convs = {r["conv"] for r in records}
-    conv_of = np.array([r["conv"] if len(convs) > 1 else f"{r['session']}" for r in records for _ in r["obs"]])
-    other = np.array(
-        [rng.choice(np.flatnonzero(conv_of != c)) if (conv_of != c).any() else i for i, c in enumerate(conv_of)]
-    )
-    null = (obs_emb * obs_emb[other]).sum(axis=1) if len(obs_emb) else np.zeros(0)
-    null = null[conv_of != conv_of[other]]
+    speaker_of = np.array([f"{r['conv']}/{r['speaker']}" for r in records for _ in r["obs"]])
+    session_of = np.array([f"{r['conv']}/{r['session']}" for r in records for _ in r["obs"]])
+    pairs = []
+    for i in range(len(speaker_of)):
+        pool = np.flatnonzero((speaker_of == speaker_of[i]) & (session_of != session_of[i]))
+        if len(pool):
+            pairs.append((i, int(rng.choice(pool))))
+    a, b = (np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])) if pairs else (None, None)
+    null = (obs_emb[a] * obs_emb[b]).sum(axis=1) if a is not None else np.zeros(0)
 
     bo, bp = np.array(best_obs), np.array(best_pred)
     # conv-26 (the first conversation) is where the rule patterns were looked at during

@@ -1,19 +1,17 @@
-"""`egomem bench locomo`: evidence retrieval on LoCoMo (real long multi-session dialogs).
+"""`egomem bench locomo`: evidence retrieval on LoCoMo, through the product's store and search.
 
-Every turn of a conversation is indexed (prefixed with speaker and session date); each
-question of categories 1-4 is a query; recall@k is the share of the question's evidence
-turns (`dia_id`) found in the top k, averaged over questions. Methods run side by side
-on the same data, each row adding one idea to the one before (so each gain shows):
+Each conversation is ingested into a fresh product store: its two speakers become users
+and each session an episode holding its turns (speaker-tagged transcript, the session's
+date as the episode's start). Each question of categories 1-4 is sent to the product's
+search (`retrieval.search`) with a recipe (`retrieval.search_config`); recall@k is the
+share of the question's evidence turns (`dia_id`) among the top k turns, averaged over
+questions.
 
-  bm25 / dense / hybrid   baselines (hybrid = reciprocal-rank fusion, k = 60)
-  +captions               the shared photo's caption joins the turn text
-  +context                each turn also indexed with its neighbours (window ±1),
-                          fused with the single-turn rankings
-  +speaker                a question naming one speaker boosts that speaker's turns
-
-No parameter was fitted on this data: RRF k = 60, window ±1 and the speaker boost
-(a fused rank list restricted to the named speaker's turns, weight 1) were fixed
-beforehand. Recall is also split by conversation halves (0-4 / 5-9) to show spread.
+Recipes are chosen on conversations 1-5 (dev) only: a small grid over the neighbouring
+turn window and speaker awareness, best dev recall@10 wins. Conversations 6-10 are the
+test figure. `product` is the recipe the product ships (`DEFAULT_TURNS`); the ablation
+rows add one idea at a time (bm25, dense, hybrid RRF, +context windows, +speaker).
+Photo captions (an earlier bench-only idea) are gone: the product stores no captions.
 Evidence ids that are malformed or name no turn are skipped and counted.
 """
 
@@ -21,25 +19,55 @@ from __future__ import annotations
 
 import json
 import re
+import tempfile
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from egomem.bench import BenchOptions, BenchResult, register
+from egomem.bench import BenchOptions, BenchResult, data_root, register
 from egomem.errors import InputError
-from egomem.retrieval.dense import EmbeddingCache, rrf
+from egomem.retrieval.dense import EmbeddingCache
 from egomem.retrieval.encoder import TextEncoder
-from egomem.retrieval.lexical import BM25Index
+from egomem.retrieval.search import EpisodeTurn, TurnCorpus, encode_turns, search
+from egomem.retrieval.search_config import (
+    DEFAULT_TURNS,
+    TURNS_BM25,
+    TURNS_CONTEXT,
+    TURNS_CONTEXT_SPEAKER,
+    TURNS_DENSE,
+    TURNS_HYBRID,
+    SearchConfig,
+    SearchFilters,
+    TurnSearch,
+)
+from egomem.schemas import Episode
+from egomem.store.base import MemoryStore
+from egomem.store.sqlite import SQLiteStore
 
 KS = (5, 10, 20)
 CATEGORIES = (1, 2, 3, 4)
 CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 DIA_ID = re.compile(r"^D\d+:\d+$")
-DEFAULT_DATA = Path(__file__).resolve().parents[4] / "shared" / "data" / "locomo"
+DEV = range(0, 5)  # conversations 1-5 choose recipes; 6-10 are the test set
+
+ABLATIONS: dict[str, SearchConfig] = {
+    "bm25": TURNS_BM25,
+    "dense": TURNS_DENSE,
+    "hybrid": TURNS_HYBRID,
+    "context": TURNS_CONTEXT,
+    "speaker": TURNS_CONTEXT_SPEAKER,
+}
+# The dev grid: every window 0-2 with and without speaker awareness (hybrid RRF k = 60).
+GRID: dict[str, SearchConfig] = {
+    f"w{w}{'+speaker' if sp else ''}": SearchConfig(facts=None, turns=TurnSearch(window=w, speaker_aware=sp))
+    for w in (0, 1, 2)
+    for sp in (False, True)
+}
 
 
 @dataclass
@@ -48,7 +76,7 @@ class Turn:
     speaker: str
     date: str
     text: str
-    caption: str = ""
+    session: int = 1
 
 
 @dataclass
@@ -82,7 +110,7 @@ def load_locomo(path: Path) -> tuple[list[Conversation], dict[str, int]]:
             for t in conv.get(f"session_{n}", []) or []:
                 if not isinstance(t, dict) or "dia_id" not in t or "speaker" not in t:
                     raise InputError(f"{file}: a turn of session {n} lacks dia_id or speaker")
-                turns.append(Turn(t["dia_id"], t["speaker"], date, t.get("text", ""), t.get("blip_caption", "")))
+                turns.append(Turn(t["dia_id"], t["speaker"], date, t.get("text", ""), n))
             n += 1
         known = {t.dia_id for t in turns}
         c = Conversation(
@@ -112,119 +140,149 @@ def _truncate(conv: Conversation, max_turns: int) -> Conversation:
     return Conversation(conv.sample_id, turns, conv.speakers, qs)
 
 
-def _order(scores: np.ndarray) -> np.ndarray:
-    return np.argsort(-scores, kind="stable")
+def session_time(date: str) -> float:
+    """LoCoMo's "1:56 pm on 8 May, 2023" as epoch seconds (UTC); 0 when unparsable."""
+    try:
+        return datetime.strptime(date.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC).timestamp()
+    except ValueError:
+        return 0.0
 
 
-class _ConvIndex:
-    """All score matrices of one conversation (questions x turns), computed once."""
-
-    def __init__(self, conv: Conversation, cache: EmbeddingCache) -> None:
-        turns = conv.turns
-        base = [f"{t.speaker} ({t.date}): {t.text}" for t in turns]
-        capt = [f"{b} [photo: {t.caption}]" if t.caption else b for b, t in zip(base, turns, strict=True)]
-        window = [" ".join(capt[max(0, i - 1) : i + 2]) for i in range(len(turns))]
-        qs = [q for q, _, _ in conv.questions]
-        self.n = len(turns)
-        t0 = time.perf_counter()
-        qv = cache.encoder.encode(qs)
-        self.query_embed_s = time.perf_counter() - t0
-        self.bm25: dict[str, np.ndarray] = {}
-        self.dense: dict[str, np.ndarray] = {}
-        for name, docs in (("base", base), ("captions", capt), ("window", window)):
-            ix = BM25Index(docs)
-            self.bm25[name] = np.stack([ix.scores(q) for q in qs]) if qs else np.zeros((0, self.n))
-            self.dense[name] = qv @ cache.embed(docs).T
-        speaker = np.array([t.speaker for t in turns])
-        self.speaker_mask = np.zeros((len(qs), self.n), dtype=bool)
-        for i, q in enumerate(qs):
-            named = [s for s in conv.speakers if s and re.search(rf"\b{re.escape(s)}\b", q)]
-            if len(named) == 1:
-                self.speaker_mask[i] = speaker == named[0]
-
-    def rank(self, method: str, qi: int) -> np.ndarray:
-        n = self.n
-        if method == "bm25":
-            return _order(self.bm25["base"][qi])
-        if method == "dense":
-            return _order(self.dense["base"][qi])
-        doc = "base" if method == "hybrid" else "captions"
-        lists = [_order(self.bm25[doc][qi]), _order(self.dense[doc][qi])]
-        if method in ("+context", "+speaker"):
-            lists += [_order(self.bm25["window"][qi]), _order(self.dense["window"][qi])]
-        fused = rrf(lists, n)
-        if method == "+speaker" and self.speaker_mask[qi].any():
-            own = np.flatnonzero(self.speaker_mask[qi])
-            fused += rrf([own[_order(fused[own])]], n)
-        return _order(fused)
+def ingest(conv: Conversation, store: MemoryStore) -> dict[tuple[str, int], str]:
+    """Store the conversation as the product would (speakers as users, sessions as
+    episodes with their turns); returns (episode id, turn index) -> dia_id."""
+    users = {name: store.create_user(name, cause="locomo ingest").id for name in dict.fromkeys(conv.speakers) if name}
+    sessions: dict[int, list[Turn]] = defaultdict(list)
+    for t in conv.turns:
+        sessions[t.session].append(t)
+    where: dict[tuple[str, int], str] = {}
+    for turns in sessions.values():
+        start = session_time(turns[0].date)
+        tagged = [EpisodeTurn(t.speaker, t.text) for t in turns]
+        ep = Episode(
+            start=start,
+            end=start + 60.0 * len(turns),
+            participants=[users[t] for t in dict.fromkeys(t.speaker for t in turns) if t in users],
+            user_transcript=encode_turns(tagged),
+        )
+        store.add_episode(ep, cause="locomo ingest")
+        for i, t in enumerate(x for x in turns if x.text.strip()):
+            where[(ep.id, i)] = t.dia_id
+    return where
 
 
-METHODS = ("bm25", "dense", "hybrid", "+captions", "+context", "+speaker")
+@dataclass
+class _Scores:
+    """Recall@k per question, with the question's category and conversation."""
+
+    rows: list[tuple[int, int, list[float]]] = field(default_factory=list)  # (conversation, category, R@KS)
+    rank_ms: list[float] = field(default_factory=list)
+
+    def mean(self, k: int, convs: range | None = None, cat: int | None = None) -> float | None:
+        j = KS.index(k)
+        vals = [r[j] for c, q, r in self.rows if (convs is None or c in convs) and (cat is None or q == cat)]
+        return float(np.mean(vals)) if vals else None
+
+    def summary(self) -> dict[str, Any]:
+        out: dict[str, Any] = {f"recall_at_{k}": self.mean(k) for k in KS}
+        out["recall_at_10_by_category"] = {str(c): self.mean(10, cat=c) for c in CATEGORIES if self.mean(10, cat=c)}
+        out["dev_recall_at_10"] = self.mean(10, DEV)
+        out["test_recall_at_10"] = self.mean(10, range(5, 10))
+        out["rank_ms_per_query"] = float(np.mean(self.rank_ms)) if self.rank_ms else 0.0
+        return out
+
+
+class _Stores:
+    """Each conversation ingested once into its own product store."""
+
+    def __init__(self, convs: list[Conversation], root: Path) -> None:
+        self.items: list[tuple[Conversation, MemoryStore, dict[tuple[str, int], str]]] = []
+        for i, conv in enumerate(convs):
+            store = SQLiteStore(root / f"conv{i}.db")
+            self.items.append((conv, store, ingest(conv, store)))
+
+    def close(self) -> None:
+        for _, store, _ in self.items:
+            store.close()
+
+
+def evaluate(stores: _Stores, cache: EmbeddingCache, recipe: SearchConfig, convs: range | None = None) -> _Scores:
+    recipe = recipe.model_copy(update={"limit": max(KS)})
+    scores = _Scores()
+    for ci, (conv, store, where) in enumerate(stores.items):
+        if convs is not None and ci not in convs:
+            continue
+        corpus = TurnCorpus(store, cache, recipe.turns or TurnSearch(), SearchFilters())
+        for question, cat, evidence in conv.questions:
+            t0 = time.perf_counter()
+            hits = search(store, question, cache, recipe, corpus=corpus).turns
+            scores.rank_ms.append((time.perf_counter() - t0) * 1000)
+            found = [where.get((h.episode.id, h.turn_index), "") if h.turn_index is not None else "" for h in hits]
+            scores.rows.append((ci, cat, [float(np.mean([e in found[:k] for e in evidence])) for k in KS]))
+    return scores
 
 
 @register("locomo")
 def run(options: BenchOptions) -> BenchResult:
-    data = options.data or DEFAULT_DATA
+    data = data_root(options, "locomo")
     convs, counts = load_locomo(Path(data))
     if options.quick:  # the first conversation's first sessions: a smoke run in seconds
         convs = [_truncate(convs[0], int(options.extra.get("max_turns", 120)))] if convs else []
     threads = options.extra.get("threads", "1")
-    encoder = TextEncoder(threads=int(threads) if threads else None)
-    cache = EmbeddingCache(encoder)
-    recall: dict[str, dict[str, list[list[float]]]] = {m: defaultdict(lambda: [[] for _ in KS]) for m in METHODS}
-    lat: dict[str, list[float]] = defaultdict(list)
-    n_q = 0
-    t_index = time.perf_counter()
-    indexes = []
-    for ci, conv in enumerate(convs):
-        ix = _ConvIndex(conv, cache)
-        indexes.append(ix)
-        half = "conv 0-4" if ci < 5 else "conv 5-9"
-        for qi, (_, cat, ev) in enumerate(conv.questions):
-            n_q += 1
-            pos = {t.dia_id: r for r, t in enumerate(conv.turns)}
-            gold = np.array([pos[e] for e in ev])
-            for m in METHODS:
-                t0 = time.perf_counter()
-                order = ix.rank(m, qi)
-                lat[m].append((time.perf_counter() - t0) * 1000)
-                rank_of = np.empty(ix.n, dtype=np.int64)
-                rank_of[order] = np.arange(ix.n)
-                for j, k in enumerate(KS):
-                    r = float((rank_of[gold] < k).mean())
-                    for key in ("all", str(cat), half):
-                        recall[m][key][j].append(r)
-    index_s = time.perf_counter() - t_index
-    query_embed_ms = 1000 * sum(ix.query_embed_s for ix in indexes) / max(n_q, 1)
-    metrics: dict[str, Any] = {"questions": n_q, **counts, "index_and_score_s": index_s}
-    rows: list[list[object]] = []
-    for m in METHODS:
-        entry: dict[str, Any] = {}
-        for j, k in enumerate(KS):
-            entry[f"recall_at_{k}"] = float(np.mean(recall[m]["all"][j])) if recall[m]["all"][j] else 0.0
-        entry["by_category"] = {
-            str(c): {f"recall_at_{k}": float(np.mean(recall[m][str(c)][j])) for j, k in enumerate(KS)}
-            for c in CATEGORIES
-            if recall[m][str(c)][0]
-        }
-        entry["by_half"] = {h: float(np.mean(recall[m][h][1])) for h in ("conv 0-4", "conv 5-9") if recall[m][h][1]}
-        entry["rank_ms_per_query"] = float(np.mean(lat[m])) if lat[m] else 0.0
-        metrics[m.lstrip("+")] = entry
-        cats = [entry["by_category"].get(str(c), {}).get("recall_at_10", float("nan")) for c in CATEGORIES]
-        rows.append([m, entry["recall_at_5"], entry["recall_at_10"], entry["recall_at_20"], *cats])
-    header = ["method", "R@5", "R@10", "R@20", *[f"R@10 c{c} {CATEGORY_NAMES[c]}" for c in CATEGORIES]]
-    title = f"LoCoMo evidence recall, categories 1-4 ({n_q} questions, {len(convs)} conversations)"
-    half_rows: list[list[object]] = [
-        [m, *(metrics[m.lstrip("+")]["by_half"].get(h, float("nan")) for h in ("conv 0-4", "conv 5-9"))]
-        for m in METHODS
+    cache = EmbeddingCache(TextEncoder(threads=int(threads) if threads else None))
+    n_q = sum(len(c.questions) for c in convs)
+    cache.encoder.encode(["warm-up"])  # loads the model outside the timing
+    t0 = time.perf_counter()
+    cache.embed([q for c in convs for q, _, _ in c.questions])  # one batch; search then finds them cached
+    query_embed_ms = 1000 * (time.perf_counter() - t0) / max(n_q, 1)
+    with tempfile.TemporaryDirectory(prefix="egomem-locomo-") as tmp:
+        stores = _Stores(convs, Path(tmp))
+        try:
+            grid = {name: evaluate(stores, cache, r, DEV).mean(10, DEV) for name, r in GRID.items()}
+            chosen = max(grid, key=lambda n: grid[n] or 0.0)
+            product = evaluate(stores, cache, DEFAULT_TURNS).summary()
+            ablations = {name: evaluate(stores, cache, r).summary() for name, r in ABLATIONS.items()}
+        finally:
+            stores.close()
+    product["recipe"] = DEFAULT_TURNS.model_dump(mode="json")
+    metrics: dict[str, Any] = {
+        "questions": n_q,
+        "conversations": len(convs),
+        **counts,
+        "product": product,
+        "ablations": ablations,
+        "selection": {
+            "dev_recall_at_10": grid,
+            "chosen": chosen,
+            "chosen_recipe": GRID[chosen].model_dump(mode="json"),
+        },
+        "query_embed_ms": query_embed_ms,
+        "seconds": time.perf_counter() - t0,
+    }
+    return BenchResult("locomo", metrics, _tables(metrics), _notes(metrics, threads))
+
+
+def _tables(m: dict[str, Any]) -> list[tuple[str, list[str], list[list[Any]]]]:
+    def row(name: str, s: dict[str, Any]) -> list[Any]:
+        cats = [s["recall_at_10_by_category"].get(str(c), float("nan")) for c in CATEGORIES]
+        dev, test = (float("nan") if s[k] is None else s[k] for k in ("dev_recall_at_10", "test_recall_at_10"))
+        return [name, s["recall_at_5"], s["recall_at_10"], s["recall_at_20"], dev, test, *cats]
+
+    header = ["recipe", "R@5", "R@10", "R@20", "R@10 dev 1-5", "R@10 test 6-10"]
+    header += [f"R@10 c{c} {CATEGORY_NAMES[c]}" for c in CATEGORIES]
+    rows = [row(name, s) for name, s in m["ablations"].items()] + [row("product (DEFAULT_TURNS)", m["product"])]
+    title = f"LoCoMo evidence recall, categories 1-4 ({m['questions']} questions, {m['conversations']} conversations)"
+    sel = m["selection"]
+    grid_rows: list[list[Any]] = [
+        [n, v, "<- chosen" if n == sel["chosen"] else ""] for n, v in sel["dev_recall_at_10"].items()
     ]
-    tables = [(title, header, rows), ("R@10 by conversation half", ["method", "conv 0-4", "conv 5-9"], half_rows)]
-    metrics["query_embed_ms"] = query_embed_ms
-    notes = [
-        f"skipped {counts['malformed_evidence_ids']} malformed/unknown evidence ids; "
-        f"{counts['questions_without_evidence']} questions left without evidence",
-        f"query embedding {query_embed_ms:.1f} ms/query (batched per conversation); "
-        "ranking ms/query is in the JSON (`rank_ms_per_query`)",
+    return [(title, header, rows), ("recipe choice on dev conversations 1-5", ["grid", "R@10 dev", ""], grid_rows)]
+
+
+def _notes(m: dict[str, Any], threads: str) -> list[str]:
+    return [
+        f"skipped {m['malformed_evidence_ids']} malformed/unknown evidence ids; "
+        f"{m['questions_without_evidence']} questions left without evidence",
+        f"query embedding {m['query_embed_ms']:.1f} ms/query (batched); search ms/query per recipe in the JSON",
         f"torch threads: {threads or 'default'}",
     ]
-    return BenchResult("locomo", metrics, tables, notes)

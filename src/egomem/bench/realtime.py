@@ -8,26 +8,33 @@ not depend on machine speed) and we report:
 
 - the real-time factor of each process (its busy seconds / stream seconds) and overall
   (wall seconds / stream seconds);
-- the Level-1 latency: from a visitor's first frame on camera to the Level-1 MemChunk
-  event that switches to them (new visitors: to their provisional user);
+- who was identified: each visit is mapped to the Level-1 user holding most of it, and
+  each person to the user holding most of their visits; purity, fragmentation and wrong
+  switches follow (bench/_visits.py), with placeholders excluded;
+- the correct-user Level-1 latency: from a visitor's first frame on camera to the
+  Level-1 MemChunk of their own user;
 - peak resident memory.
+
+`--set seeds=0,1,2` runs one stream per seed (fresh store each) and reports each seed,
+the pooled figures and the spread.
 """
 
 from __future__ import annotations
 
 import csv
-import os
 import resource
 import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from PIL import Image
 
-from egomem.bench import BenchOptions, BenchResult, register
-from egomem.config import load_config
+from egomem.bench import BenchOptions, BenchResult, data_root, register
+from egomem.bench._visits import Visit, pool, score_visits
+from egomem.config import Config, load_config
 from egomem.errors import InputError
 from egomem.perception.audio import SAMPLE_RATE, load_audio
 from egomem.runtime.build import Models, build_agent
@@ -38,7 +45,6 @@ from egomem.stream.sources import Recording, replay
 
 W, H, FPS = 640, 480, 2.0
 TURN_GAP_S, ABSENT_S = 1.5, 5.0
-DEFAULT_DATA = Path(__file__).resolve().parents[4] / "shared" / "data"
 
 
 def _canvas(photo: Path | None) -> np.ndarray:
@@ -96,59 +102,86 @@ def build_stream(data: Path, minutes: float, seed: int = 0) -> tuple[Recording, 
     return Recording(listen, np.zeros(0, np.float32), frames, listen.size / SAMPLE_RATE), visits
 
 
+def run_seed(data: Path, minutes: float, seed: int, models: Models, cfg: Config, root: Path) -> dict[str, Any]:
+    """One stream (its own seed and fresh store) through the agent, scored visit by visit."""
+    rec, starts = build_stream(data, minutes, seed)
+    ends = [t for t, _ in starts[1:]] + [rec.duration_s]
+    visits = [Visit(t, end - ABSENT_S, spk) for (t, spk), end in zip(starts, ends, strict=True)]
+    store = SQLiteStore(root / f"memory-seed{seed}.db")
+    try:
+        timeline = Timeline()
+        agent = build_agent(cfg, store, models, timeline)
+        result = agent.run(replay(rec), lockstep=True)
+        switches = [(e.time, e.fields.get("user")) for e in timeline.of_type("memchunk") if e.fields["level"] == 1]
+        users = store.list_users(include_placeholders=False)
+        placeholders = {u.id for u in store.list_users()} - {u.id for u in users}
+    finally:
+        store.close()
+    dur = result.duration_s
+    out = score_visits(visits, switches, placeholders)
+    out["identity"]["users"] = len(users)
+    out["identity"]["placeholders"] = len(placeholders)
+    out.update(
+        stream_s=round(dur, 1),
+        visits=len(visits),
+        sessions_found=len(result.sessions),
+        rtf_overall=result.wall_s / dur,
+        rtf_by_process={
+            "ingest": result.times.ingest / dur,
+            "dialog": result.times.dialog / dur,
+            "retrieval": result.times.retrieval / dur,
+            "memory": result.times.memory / dur,
+        },
+    )
+    return out
+
+
 @register("realtime")
 def run(options: BenchOptions) -> BenchResult:
-    data = options.data or DEFAULT_DATA
+    data = data_root(options)
     minutes = float(options.extra.get("minutes", 1.0 if options.quick else 10.0))
-    rec, visits = build_stream(data, minutes)
+    try:
+        seeds = [int(s) for s in options.extra.get("seeds", "0").split(",") if s.strip()]
+    except ValueError as exc:
+        raise InputError(f"--set seeds= expects integers separated by commas: {exc}") from exc
+    if not seeds:
+        raise InputError("--set seeds= names no seed")
     with tempfile.TemporaryDirectory() as tmp:
         cfg = load_config(data_dir=tmp, environ={})
-        store = SQLiteStore(Path(tmp) / "memory.db")
-        timeline = Timeline()
         models = Models(cfg)
         t_load = time.perf_counter()
         for m in (models.vad, models.text, models.face, models.voice, models.transcriber, models.trigger):
             assert m is not None  # load every model before the clock starts
         load_s = time.perf_counter() - t_load
-        agent = build_agent(cfg, store, models, timeline)
-        result = agent.run(replay(rec), lockstep=True)
-        switches = [(e.time, e.fields.get("user")) for e in timeline.of_type("memchunk") if e.fields["level"] == 1]
-        users = len(store.list_users())
-        store.close()
-    latencies = []
-    for (t0, _), nxt in zip(visits, [*visits[1:], (rec.duration_s, "")], strict=True):
-        hit = next((t for t, u in switches if t0 <= t < nxt[0] and u is not None), None)
-        if hit is not None:
-            latencies.append(hit - t0)
-    missed = len(visits) - len(latencies)
-    dur = result.duration_s
-    rtf = {
-        "ingest": result.times.ingest / dur,
-        "dialog": result.times.dialog / dur,
-        "retrieval": result.times.retrieval / dur,
-        "memory": result.times.memory / dur,
-    }
-    metrics = {
-        "stream_s": round(dur, 1),
-        "visits": len(visits),
-        "speakers": len({s for _, s in visits}),
-        "users_in_store": users,
-        "sessions_found": len(result.sessions),
-        "rtf_overall": result.wall_s / dur,
-        "rtf_by_process": rtf,
-        "level1_latency_s_p50": float(np.median(latencies)) if latencies else None,
-        "level1_latency_s_p95": float(np.percentile(latencies, 95)) if latencies else None,
-        "level1_missed_visits": missed,
+        per_seed = {str(s): run_seed(data, minutes, s, models, cfg, Path(tmp)) for s in seeds}
+    pooled, spread = pool(per_seed)
+    for r in per_seed.values():
+        del r["latencies"]
+    metrics: dict[str, Any] = {
+        "minutes": minutes,
+        "seeds": per_seed,
+        "pooled": pooled,
+        "spread": spread,
+        "rtf_overall": pooled["rtf_overall"],
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "model_load_s": load_s,
-        "load_avg_1min": os.getloadavg()[0],
     }
-    rows = [[k, v] for k, v in metrics.items() if k != "rtf_by_process"]
-    rows += [[f"rtf {k}", v] for k, v in rtf.items()]
+    keys = ["identity.purity", "identity.fragmentation", "identity.wrong_switches", "identity.users"]
+    keys += ["level1_correct_latency_s_p50", "level1_correct_latency_s_p95", "level1_missed_visits"]
+    keys += ["visits", "sessions_found", "rtf_overall"]
+    runs = {**{f"seed {s}": r for s, r in per_seed.items()}, "pooled": pooled}
+    rows = [[k, *(_get(r, k) for r in runs.values())] for k in keys]
     notes = [
+        "every visit is mapped to the Level-1 user holding most of it; each person to the user holding most "
+        "of their visits; placeholders are not users",
+        "correct-user latency: first frame of a visit -> Level-1 MemChunk of the visitor's own user (poll 2 s)",
         "rtf_overall = wall / stream seconds with the three processes running concurrently (lockstep polls)",
-        "Level-1 latency: first frame of a visit -> Level-1 MemChunk for that visitor (poll interval 2 s)",
     ]
-    return BenchResult(
-        "realtime", metrics, [(f"realtime, {dur / 60:.1f} min stream", ["metric", "value"], rows)], notes
-    )
+    title = f"realtime, {minutes:g} min stream per seed, seeds {','.join(map(str, seeds))}"
+    return BenchResult("realtime", metrics, [(title, ["metric", *runs], rows)], notes)
+
+
+def _get(d: dict[str, Any], dotted: str) -> Any:
+    for part in dotted.split("."):
+        d = d.get(part) if isinstance(d, dict) else None  # type: ignore[assignment]
+    return "—" if d is None else d

@@ -21,8 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from egomem.bench import BenchOptions, BenchResult, register
-from egomem.bench.face import default_data
+from egomem.bench import BenchOptions, BenchResult, data_root, register
 from egomem.config import Config, load_config
 from egomem.identity.identifier import PersonIdentifier
 from egomem.identity.labelled import AUDIO_EXT, load_set
@@ -100,7 +99,7 @@ def retrieval_latency(ident: PersonIdentifier, n_keys: int, repeats: int) -> flo
 @register("speaker")
 def run(options: BenchOptions) -> BenchResult:
     cfg: Config = load_config()
-    data = options.data or default_data()
+    data = data_root(options)
     eval_root = data / options.extra.get("eval", EVAL_SET)
     if not eval_root.is_dir():  # --data points at the evaluation set itself
         eval_root = data

@@ -33,7 +33,7 @@ import numpy as np
 from egomem.bench import BenchOptions, BenchResult, register
 from egomem.errors import InputError
 from egomem.schemas import Fact, Modality, now
-from egomem.store.sql import SQLStore
+from egomem.store.base import MemoryStore
 from egomem.store.sqlite import SQLiteStore
 from egomem.store.vectors import exact_nearest, nearest_keys
 
@@ -81,7 +81,7 @@ def _pct(samples: list[float]) -> tuple[float, float]:
 
 
 @contextlib.contextmanager
-def _open(backend: str, dsn: str, ef_search: int | None) -> Iterator[SQLStore]:
+def _open(backend: str, dsn: str, ef_search: int | None) -> Iterator[MemoryStore]:
     if backend == "sqlite":
         with tempfile.TemporaryDirectory() as tmp:
             lite = SQLiteStore(Path(tmp) / "bench.db")
@@ -97,8 +97,7 @@ def _open(backend: str, dsn: str, ef_search: int | None) -> Iterator[SQLStore]:
     try:
         yield pg
     finally:
-        pg._raw(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
-        pg.close()
+        pg.drop_schema()
 
 
 def _rows(n: int, vectors: np.ndarray) -> dict[str, tuple[list[str], list[tuple[Any, ...]]]]:
@@ -117,33 +116,21 @@ def _rows(n: int, vectors: np.ndarray) -> dict[str, tuple[list[str], list[tuple[
     }
 
 
-def _bulk_load(store: SQLStore, n: int, vectors: np.ndarray) -> dict[str, float]:
+def _bulk_load(store: MemoryStore, n: int, vectors: np.ndarray) -> dict[str, float]:
     """Seed N users without the API (no history rows): the API path is what `write` measures."""
     tables = _rows(n, vectors)
     t0 = time.perf_counter()
-    if isinstance(store, SQLiteStore):
-        for table, (cols, rows) in tables.items():
-            sql = f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})"
-            for start in range(0, len(rows), 20_000):
-                with store.transaction():
-                    for row in rows[start : start + 20_000]:
-                        store._execute(sql, row)
-        return {"load_s": time.perf_counter() - t0, "index_s": 0.0}
-    from egomem.store.postgres import PostgresStore
-
-    assert isinstance(store, PostgresStore)
-    # pgvector's advice for bulk loads: drop the HNSW index, COPY, build it once.
-    indexdef = store._execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'identity_keys_face_hnsw'")[0][0]
-    store._raw("DROP INDEX identity_keys_face_hnsw")
+    if store.capabilities.vector_index:  # pgvector's advice for bulk loads: drop the HNSW index, COPY, build it once
+        store.drop_vector_indexes()
     for table, (cols, rows) in tables.items():
-        if table == "identity_keys":
+        if table == "identity_keys" and store.capabilities.native_vector_search:
             cols = [*cols, "embedding"]
             rows = [(*row, vectors[i]) for i, row in enumerate(rows)]
         store.copy_rows(table, cols, rows)
     load_s = time.perf_counter() - t0
     t0 = time.perf_counter()
-    store._raw(indexdef)
-    store._raw("ANALYZE")
+    if store.capabilities.vector_index:
+        store.create_vector_indexes()
     return {"load_s": load_s, "index_s": time.perf_counter() - t0}
 
 
@@ -156,10 +143,10 @@ def _timed(fn: Callable[[], Any], repeats: int) -> list[float]:
     return out
 
 
-def _measure(store: SQLStore, n: int, n_queries: int, n_writes: int, rng: np.random.Generator) -> dict[str, float]:
+def _measure(store: MemoryStore, n: int, n_queries: int, n_writes: int, rng: np.random.Generator) -> dict[str, float]:
     centres = rng.normal(0, 0.2, (n, DIM)).astype(np.float32)
     m: dict[str, float] = _bulk_load(store, n, centres)
-    key_ids = [int(r[0]) for r in store._execute("SELECT id FROM identity_keys ORDER BY id")]
+    key_ids, _, _ = store.keys.matrix(Modality.FACE, MODEL)
     users = [f"u_{i:016x}" for i in range(n)]  # the bulk load inserted keys in user order
 
     search_s, hits, top1 = [], 0, 0

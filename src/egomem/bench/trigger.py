@@ -19,13 +19,13 @@ from typing import Any
 
 import numpy as np
 
-from egomem.bench import BenchOptions, BenchResult, register
+from egomem.bench import BenchOptions, BenchResult, data_root, register
 from egomem.errors import InputError
 from egomem.memory.trigger.dataset import Example, examples
 from egomem.memory.trigger.features import FeatureExtractor
 from egomem.memory.trigger.metrics import SpanCounts, jaccard, sessions
 from egomem.memory.trigger.rules import RuleTrigger
-from egomem.memory.trigger.synth import DEFAULT_DATA, load_pools, make_pair
+from egomem.memory.trigger.synth import load_pools, make_pair
 from egomem.memory.trigger.tagger import CHUNK_STEPS, EpisodicTrigger
 
 EVAL_SEED0 = 0
@@ -62,7 +62,7 @@ def run(options: BenchOptions) -> BenchResult:
         raise InputError(f"bench trigger: bad option ({exc})") from exc
     if pairs < 1:
         raise InputError("bench trigger: streams must be >= 1")
-    data_dir = options.data or DEFAULT_DATA
+    data_dir = data_root(options)
     cache = Path(extra["cache"]) if "cache" in extra else None
     max_utts = 3 if options.quick else 0
     t0 = time.perf_counter()

@@ -12,6 +12,8 @@ import click
 from egomem.bench import BenchOptions, available, render, run_bench
 from egomem.config import Config, load_config
 from egomem.errors import EgomemError
+from egomem.providers import DEFAULTS, FALLBACKS
+from egomem.registry import ALL as ALL_REGISTRIES
 from egomem.store import MemoryStore, open_store
 
 
@@ -165,6 +167,39 @@ def graph(c: Context, user_id: str) -> None:
             click.echo(_edge(store, r.subject_id, r.relation, r.object_id, r.object_name))
     finally:
         store.close()
+
+
+# -- providers ---------------------------------------------------------------------
+@cli.command("providers")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def providers_cmd(as_json: bool) -> None:
+    """Every registered provider of each kind: installed or not (missing packages), description."""
+    rows: list[dict[str, Any]] = [
+        {
+            "kind": i.kind,
+            "provider": i.name,
+            "default": DEFAULTS.get(i.kind) == i.name,
+            "fallback": FALLBACKS.get(i.kind) == i.name,
+            "installed": i.installed,
+            "missing": list(i.missing),
+            "target": i.target,
+            "description": i.description,
+        }
+        for kind in sorted(ALL_REGISTRIES, key=_kind_order)
+        for i in ALL_REGISTRIES[kind].available()
+    ]
+    if as_json:
+        _echo_json(rows)
+        return
+    for r in rows:
+        role = "default" if r["default"] else "fallback" if r["fallback"] else ""
+        state = "installed" if r["installed"] else f"missing: {', '.join(r['missing'])}"
+        click.echo(f"{r['kind']:<8} {r['provider']:<15} {role:<8} {state:<28} {r['description']}")
+
+
+def _kind_order(kind: str) -> tuple[int, str]:
+    order = list(DEFAULTS)
+    return (order.index(kind) if kind in order else len(order), kind)
 
 
 # -- bench / demo ------------------------------------------------------------------
@@ -325,6 +360,11 @@ def client(c: Context, recording: str, url: str, key: str, fast: bool, dialog: s
         click.echo(f"{'' if t is None else f'{t:7.1f}s'}  {ev['type']:<9} {json.dumps(fields, ensure_ascii=False)}")
 
     stream_recording(url, key, rec, realtime=not fast, on_event=show, dialog=dialog)
+
+
+from egomem.cli.models import models as _models_group  # noqa: E402  (kept next to its registration)
+
+cli.add_command(_models_group)
 
 
 def main(argv: list[str] | None = None) -> None:

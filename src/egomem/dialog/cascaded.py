@@ -31,12 +31,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
-from egomem.config import LLMConfig
 from egomem.dialog.base import DuplexModel, UserTurn
 from egomem.dialog.template import tokens
 from egomem.errors import ConfigError
 from egomem.llm.base import ChatReply, LLMError
 from egomem.llm.prompts import prompt_path
+from egomem.providers import BuildContext, OpenAILLMConfig
 from egomem.retrieval.query_parser import CLOSE, OPEN, RetrQuery, parse_query
 from egomem.schemas import MemChunk
 
@@ -137,11 +137,11 @@ class CascadedChatModel(DuplexModel):
         self._greet_pending = False
 
     @classmethod
-    def from_config(cls, cfg: LLMConfig) -> CascadedChatModel:
+    def from_config(cls, cfg: OpenAILLMConfig, ctx: BuildContext | None = None) -> CascadedChatModel:
         from egomem.llm.openai_compat import OpenAICompatProvider
 
         if not cfg.base_url or not cfg.model:
-            raise ConfigError("runtime.dialog = 'openai' needs llm.base_url and llm.model")
+            raise ConfigError("dialog.provider = 'openai' needs dialog.base_url and dialog.model")
         # A conversation cannot wait through four attempts: one retry at most.
         provider = OpenAICompatProvider(
             cfg.base_url,

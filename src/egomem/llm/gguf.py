@@ -12,7 +12,6 @@ import importlib
 from pathlib import Path
 from typing import Any
 
-from egomem.config import LLMConfig
 from egomem.errors import ConfigError
 from egomem.llm.base import ChatProvider, ChatReply, LLMError
 
@@ -24,7 +23,7 @@ class GGUFProvider(ChatProvider):
         super().__init__()
         path = Path(model_path) if model_path else None
         if path is None or not path.is_file():
-            raise ConfigError(f"llm.gguf_path must name a local .gguf file, got {str(model_path)!r}")
+            raise ConfigError(f"a GGUF model must be a local .gguf file, got {str(model_path)!r}")
         try:
             llama_cpp = importlib.import_module("llama_cpp")
         except ImportError as exc:
@@ -33,10 +32,6 @@ class GGUFProvider(ChatProvider):
             ) from exc
         self.max_tokens = max_tokens
         self._llm = llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx, verbose=False)
-
-    @classmethod
-    def from_config(cls, cfg: LLMConfig) -> GGUFProvider:
-        return cls(cfg.gguf_path)
 
     def chat(self, messages: list[dict[str, str]], json_schema: dict[str, Any], schema_name: str) -> ChatReply:
         try:

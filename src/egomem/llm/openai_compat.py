@@ -14,9 +14,9 @@ from typing import Any
 
 import httpx
 
-from egomem.config import LLMConfig
 from egomem.errors import ConfigError
 from egomem.llm.base import ChatProvider, ChatReply, LLMError
+from egomem.providers import BuildContext, OpenAILLMConfig
 
 RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
 
@@ -52,7 +52,7 @@ class OpenAICompatProvider(ChatProvider):
         self._client = httpx.Client(timeout=timeout_s, headers=headers, transport=transport)
 
     @classmethod
-    def from_config(cls, cfg: LLMConfig) -> OpenAICompatProvider:
+    def from_config(cls, cfg: OpenAILLMConfig, ctx: BuildContext | None = None) -> OpenAICompatProvider:
         return cls(
             cfg.base_url,
             cfg.model,

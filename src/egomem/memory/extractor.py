@@ -1,8 +1,10 @@
 """The memory extractor: one finished session's text in, provenance-checked items out.
 
 The backend (rules, OpenAI-compatible, GGUF) answers the `extract` task; this module
-refuses what a model may invent: an item whose quoted source is not in the user's own
-words is dropped (and reported), so no fact reaches memory without provenance.
+refuses what a model may invent, and reports each drop: an item whose quoted source is
+not in the user's own words, or is a question; a person, name, or any capitalised word or
+number in an item that the user never said ("lives in Lisbon" quoting "I live in Porto").
+So no fact reaches memory without provenance.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from dataclasses import dataclass, field
 
 from egomem.llm.base import LLMProvider
 from egomem.memory.items import ExtractedItem, Extraction, SessionText
+from egomem.memory.statements import is_question
 
 
 def _norm(text: str) -> str:
@@ -45,6 +48,37 @@ class MemoryExtractor:
                 dropped.append((it, "source_text is not in the user's utterances"))
             elif it.kind == "relation" and not (it.person.strip() and it.relation.strip()):
                 dropped.append((it, "relation without person or relation word"))
+            elif why := _unsupported(it, user_text):
+                dropped.append((it, why))
             else:
                 kept.append(it)
         return ExtractResult(items=kept, dropped=dropped)
+
+
+_MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"
+_DATE = re.compile(
+    rf"\b(?:\d{{1,2}} (?:{_MONTHS})(?: \d{{4}})?|(?:{_MONTHS})(?: \d{{1,2}})?,? \d{{4}}|(?:in|of) \d{{4}}|"
+    r"(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday))\b"
+)
+
+
+def _said(words: str, user_text: str) -> bool:
+    w = _norm(words)
+    return bool(w) and re.search(rf"(?:^| ){re.escape(w)}(?: |$)", user_text) is not None
+
+
+def _unsupported(it: ExtractedItem, user_text: str) -> str:
+    """Why an item says more than the user did ('' when it does not)."""
+    if it.source_text.strip().endswith("?") or is_question(it.source_text):
+        return "source is a question"
+    if it.kind == "relation" and not _said(it.person, user_text):
+        return f"names {it.person!r}, who was not mentioned"
+    if it.kind == "name" and not _said(it.text, user_text):
+        return f"name {it.text!r} was not said"
+    # Proper nouns and numbers cannot be paraphrased: each must be in the user's words.
+    # Dates are the exception: "yesterday" is rightly written as the absolute date.
+    text = _DATE.sub(" ", it.text.strip())
+    for word in re.findall(r"(?<!^)(?<![.!?] )\b[A-Z][\w'-]*|\d+", text):
+        if word not in ("I", "I'm") and not _said(word.removesuffix("'s"), user_text):
+            return f"{word!r} was not said"
+    return ""

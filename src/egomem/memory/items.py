@@ -31,6 +31,9 @@ class SessionText(_Model):
     date: str = Field(description="the session's date, e.g. '8 May 2023'")
     turns: list[Turn]
     user_name: str | None = Field(default=None, description="the user's name if already known")
+    # Names memory already knows (people met or talked about): evidence of a name in
+    # lower-case ASR text. Not sent to a model (excluded from the payload).
+    known_names: list[str] = Field(default_factory=list, exclude=True)
 
     def user_turns(self) -> list[Turn]:
         return [t for t in self.turns if t.speaker == "user" and t.text.strip()]
@@ -49,6 +52,11 @@ class ExtractedItem(_Model):
     user_is_subject: bool = True
     # The user says this no longer holds ("I don't have a car anymore"): retract, don't add.
     retract: bool = False
+    # With `retract`: whatever the item's slot holds has ended ("I quit my job"), not one value.
+    retract_slot: bool = False
+    # The user says this replaced what held before ("now I live in Rome", "these days I
+    # work as a chef"): the update agent supersedes the old fact of the slot.
+    change: bool = False
     importance: float = Field(default=0.5, ge=0.0, le=1.0)
 
 

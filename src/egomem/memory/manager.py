@@ -9,9 +9,11 @@ retried with `retry`, and memory is not touched.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from egomem.encoders import DLIB_FACE, RESEMBLYZER_VOICE
 from egomem.errors import NotFoundError
 from egomem.identity.types import Identification, IdentityStatus
 from egomem.llm.base import LLMError, LLMProvider
@@ -24,8 +26,11 @@ from egomem.memory.updater import Applied, Encoder, MemoryUpdater
 from egomem.schemas import Episode, Modality
 from egomem.store.base import MemoryStore
 
-FACE_MODEL = "dlib_resnet_v1"
-VOICE_MODEL = "resemblyzer"
+log = logging.getLogger(__name__)
+
+# The encoders whose keys a confirmed session adds (the ones perception uses).
+FACE_MODEL = DLIB_FACE.name
+VOICE_MODEL = RESEMBLYZER_VOICE.name
 
 
 @dataclass
@@ -41,28 +46,60 @@ class SessionOutcome:
 
 class MemoryManager:
     def __init__(
-        self, store: MemoryStore, provider: LLMProvider, encoder: Encoder, config: MemoryConfig | None = None
+        self,
+        store: MemoryStore,
+        provider: LLMProvider,
+        encoder: Encoder,
+        config: MemoryConfig | None = None,
+        *,
+        fallback: LLMProvider | None = None,
     ) -> None:
+        """`fallback` (the rules backend, typically) answers a session the provider could
+        not: unreachable, not JSON, cut off, wrong shape, an invalid plan. The episode
+        records why (`done:fallback(<reason>)`). Without one, the session is recorded as
+        `failed:<reason>` for `retry`."""
         self.store = store
         self.config = config or MemoryConfig()
         self.extractor = MemoryExtractor(provider)
         self.updater = MemoryUpdater(store, provider, encoder, self.config)
+        self._fallback = (
+            (MemoryExtractor(fallback), MemoryUpdater(store, fallback, encoder, self.config)) if fallback else None
+        )
 
     def process(self, session: SessionText, identification: Identification | None = None) -> SessionOutcome:
         known = identification.user_id if identification and identification.status == IdentityStatus.KNOWN else None
         if not session.user_turns():
             return self._failed(session, known, "empty session")
         session = self._truecased(session)
+        status = "done"
         try:
-            extracted = self.extractor.extract(session)
-            name = next((it.text for it in extracted.items if it.kind == "name"), None)
-            user_id = known or self._user_by_name(name, identification)
-            user_name = self.store.get_user(user_id).name if user_id else name
-            plan = self.updater.plan(user_id, user_name, extracted.items)
+            extracted, user_id, plan = self._decide(self.extractor, self.updater, session, known, identification)
         except LLMError as exc:
-            return self._failed(session, known, exc.reason, exc.detail)
+            if self._fallback is None:
+                return self._failed(session, known, exc.reason, exc.detail)
+            log.warning("session %s: %s; falling back to %s", session.episode_id, exc, self._fallback[0].provider.name)
+            status = f"done:fallback({exc.reason})"
+            try:
+                extracted, user_id, plan = self._decide(*self._fallback, session, known, identification)
+            except LLMError as exc2:
+                return self._failed(session, known, exc2.reason, exc2.detail)
         with self.store.transaction():
-            return self._write(session, identification, user_id, extracted, plan)
+            return self._write(session, identification, user_id, extracted, plan, status)
+
+    def _decide(
+        self,
+        extractor: MemoryExtractor,
+        updater: MemoryUpdater,
+        session: SessionText,
+        known: str | None,
+        identification: Identification | None,
+    ) -> tuple[ExtractResult, str | None, UpdatePlan]:
+        """Extract and plan with one backend (reads the store, writes nothing)."""
+        extracted = extractor.extract(session)
+        name = next((it.text for it in extracted.items if it.kind == "name"), None)
+        user_id = known or self._user_by_name(name, identification)
+        user_name = self.store.get_user(user_id).name if user_id else name
+        return extracted, user_id, updater.plan(user_id, user_name, extracted.items)
 
     def retry(self, episode_id: str, identification: Identification | None = None) -> SessionOutcome:
         """Process a failed episode again from its stored transcripts (one turn per line)."""
@@ -81,7 +118,7 @@ class MemoryManager:
         turns = [
             t.model_copy(update={"text": truecase(t.text, names)}) if t.speaker == "user" else t for t in session.turns
         ]
-        return session.model_copy(update={"turns": turns})
+        return session.model_copy(update={"turns": turns, "known_names": names})
 
     def _user_by_name(self, name: str | None, ident: Identification | None) -> str | None:
         """Without a face/voice match, a text-only session whose user says the name of exactly
@@ -98,9 +135,12 @@ class MemoryManager:
         user_id: str | None,
         extracted: ExtractResult,
         plan: UpdatePlan,
+        status: str = "done",
     ) -> SessionOutcome:
         cause = f"session {session.episode_id}"
         notes = [f"dropped '{it.text}': {why}" for it, why in extracted.dropped]
+        if status != "done":
+            notes.append(status)
         if user_id is None:
             user_id = self.store.create_user(cause=f"{cause}: new person").id
             notes.append("new user")
@@ -110,11 +150,13 @@ class MemoryManager:
                 self.store.add_key(user_id, Modality.VOICE, ident.voice.vector, VOICE_MODEL, cause=cause)
         self.store.touch_user(user_id, session.end)
         summary = next((it.text for it in extracted.items if it.kind == "summary"), "")
-        episode = self._episode(session, [user_id], "done", summary)
+        episode = self._episode(session, [user_id], status, summary)
+        # What the checks refused is logged with the episode, so a reader sees why.
+        ep_cause = "; ".join([cause, *notes[:10]])[:1000]
         if self._exists(session.episode_id):
-            self.store.update_episode(episode, cause=cause)
+            self.store.update_episode(episode, cause=ep_cause)
         else:
-            self.store.add_episode(episode, cause=cause)
+            self.store.add_episode(episode, cause=ep_cause)
         for it in extracted.items:
             if it.kind == "name":
                 notes.append(adopt_name(self.store, user_id, it.text, cause=cause))

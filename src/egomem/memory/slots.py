@@ -25,6 +25,7 @@ _PATTERNS: list[tuple[str, str, bool]] = [
     (r"(?:moved|has moved|relocated) to (?P<v>.+)", "residence", True),
     (r"is from (?P<v>.+)", "origin", True),
     (r"works as (?:an? )?(?P<v>.+)", "job", True),
+    (r"is (?P<v>retired|unemployed)", "job", True),
     (r"(?:works|is working) (?:at|for) (?P<v>.+)", "workplace", True),
     (r"(?:birthday is|was born on) (?P<v>.+)", "birthday", True),
     (r"is (?P<v>\d{1,3}) years old", "age", True),

@@ -9,15 +9,9 @@ placeholder person, merged into the real user when they are met and say their na
 from __future__ import annotations
 
 from egomem.memory.items import ExtractedItem
+from egomem.relations import EXCLUSIVE_RELATIONS as _EXCLUSIVE_GROUP
 from egomem.schemas import Relation, User
 from egomem.store.base import MemoryStore
-
-# A new word between the same two people replaces the old one within these groups
-# ("friend" -> "boyfriend" -> "ex"); other words coexist ("colleague" and "friend").
-_EXCLUSIVE_GROUP = {
-    "friend", "best friend", "boyfriend", "girlfriend", "partner", "spouse", "wife", "husband",
-    "fiancé", "fiancée", "fiance", "fiancee", "ex",
-}  # fmt: skip
 
 
 def _connected(store: MemoryStore, user_id: str) -> set[str]:
@@ -42,10 +36,15 @@ def resolve_person(store: MemoryStore, user_id: str, name: str, *, cause: str) -
 def link_relation(
     store: MemoryStore, user_id: str, item: ExtractedItem, *, episode_id: str, at: float, cause: str
 ) -> Relation | None:
-    """Write the relation `item` states (None, with a NOOP row, when it is already known)."""
+    """Write the relation `item` states (None, with a NOOP row, when it is already known).
+    A retracted relation ("Anna is no longer my girlfriend") closes the matching edge and
+    never creates a person."""
+    word = item.relation.lower().strip()
+    if item.retract:
+        _end_relation(store, user_id, item, word, at=at, cause=cause)
+        return None
     other = resolve_person(store, user_id, item.person, cause=cause)
     subject, obj = (user_id, other.id) if item.user_is_subject else (other.id, user_id)
-    word = item.relation.lower().strip()
     for r in store.list_relations(user_id):
         if {r.subject_id, r.object_id} != {subject, obj}:
             continue
@@ -56,6 +55,17 @@ def link_relation(
             store.close_relation(r.id, at=at, cause=f"{cause}: now {word}, no longer {r.relation}")
     rel = Relation(subject_id=subject, relation=word, object_id=obj, source_episode=episode_id, valid_from=at)
     return store.add_relation(rel, cause=f"{cause}: {item.source_text[:200]}")
+
+
+def _end_relation(store: MemoryStore, user_id: str, item: ExtractedItem, word: str, *, at: float, cause: str) -> None:
+    names = {u.id for u in store.find_users_by_name(item.person)}
+    for r in store.list_relations(user_id):
+        other = r.object_id if r.subject_id == user_id else r.subject_id
+        named = other in names or (r.object_name or "").lower() == item.person.lower()
+        if named and r.relation == word:
+            store.close_relation(r.id, at=at, cause=f"{cause}: no longer {word}: {item.source_text[:200]}")
+            return
+    store.log_noop("relation", f"item:{item.person}", user_id, {"item": item.text}, f"{cause}: ending of nothing known")
 
 
 def adopt_name(store: MemoryStore, user_id: str, name: str, *, cause: str) -> str:

@@ -1,9 +1,11 @@
-"""Speech recognition behind one interface: pocketsphinx (offline default) and faster-whisper.
+"""Speech recognition behind one interface: Whisper (default, egomem.perception.whisper) and
+pocketsphinx (the last-resort fallback).
 
 pocketsphinx ships its en-us acoustic model, dictionary and language model inside the
-wheel. The faster-whisper backend loads a CTranslate2 Whisper model only from a local
-directory (config or argument); it never downloads: a missing directory is an InputError
-telling the user to fetch the model themselves.
+wheel. Whisper loads packaged CTranslate2 weights (egomem.weights) and never downloads.
+`transcribe` gives lower-case text (LibriSpeech reference style) from every backend;
+backends that can also give cased, punctuated text and word timings implement
+`DetailedTranscriber`.
 """
 
 from __future__ import annotations
@@ -11,19 +13,42 @@ from __future__ import annotations
 import abc
 import re
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 
+from egomem.config import default_data_dir
 from egomem.errors import InputError
 from egomem.perception.audio import SAMPLE_RATE, to_mono16k
+from egomem.providers import BuildContext, create
+from egomem.registry import registry
 
 
 class Transcriber(Protocol):
     """What the dialog and memory processes need from ASR (every ASRBackend fits)."""
 
     def transcribe(self, audio: np.ndarray, sample_rate: int = SAMPLE_RATE) -> str: ...
+
+
+@dataclass(frozen=True)
+class Word:
+    """One recognised word: its text as the model wrote it (cased, with punctuation), its
+    start and end in seconds from the start of the audio, and the model's probability."""
+
+    text: str
+    start: float
+    end: float
+    probability: float
+
+
+class DetailedTranscriber(Transcriber, Protocol):
+    """A backend that keeps what `transcribe` normalises away (Whisper does)."""
+
+    def transcribe_cased(self, audio: np.ndarray, sample_rate: int = SAMPLE_RATE) -> str: ...
+
+    def transcribe_words(self, audio: np.ndarray, sample_rate: int = SAMPLE_RATE) -> list[Word]: ...
 
 
 class ASRBackend(abc.ABC):
@@ -34,10 +59,17 @@ class ASRBackend(abc.ABC):
 
     def transcribe(self, audio: np.ndarray, sample_rate: int = SAMPLE_RATE) -> str:
         """Lower-case text of the speech in `audio` ("" for silence or audio too short to decode)."""
-        a = to_mono16k(audio, sample_rate)
-        if a.size < SAMPLE_RATE // 10 or float(np.max(np.abs(a), initial=0.0)) < 1e-4:
-            return ""
-        return normalise_text(self._transcribe16k(a))
+        a = decodable16k(audio, sample_rate)
+        return "" if a is None else normalise_text(self._transcribe16k(a))
+
+
+def decodable16k(audio: np.ndarray, sample_rate: int) -> np.ndarray | None:
+    """`audio` as 16 kHz mono, or None when it is silence or too short to decode (InputError
+    for unusable samples)."""
+    a = to_mono16k(audio, sample_rate)
+    if a.size < SAMPLE_RATE // 10 or float(np.max(np.abs(a), initial=0.0)) < 1e-4:
+        return None
+    return a
 
 
 class PocketSphinxASR(ASRBackend):
@@ -46,6 +78,10 @@ class PocketSphinxASR(ASRBackend):
     def __init__(self) -> None:
         self._decoder: Any = None
         self._lock = threading.Lock()
+
+    @classmethod
+    def from_config(cls, cfg: Any = None, ctx: Any = None) -> PocketSphinxASR:
+        return cls()  # no settings: the en-us model inside the wheel
 
     def _transcribe16k(self, audio: np.ndarray) -> str:
         pcm = (np.clip(audio, -1.0, 1.0) * 32767).astype("<i2").tobytes()
@@ -62,38 +98,15 @@ class PocketSphinxASR(ASRBackend):
         return hyp.hypstr if hyp is not None else ""
 
 
-class FasterWhisperASR(ASRBackend):
-    """A CTranslate2 Whisper model from a local directory (with model.bin and config.json)."""
-
-    name = "faster-whisper"
-
-    def __init__(self, model_dir: str | Path, *, compute_type: str = "int8", beam_size: int = 5) -> None:
-        p = Path(model_dir).expanduser() if str(model_dir) else None
-        if p is None or not (p / "model.bin").is_file():
-            raise InputError(
-                f"no CTranslate2 Whisper model in {model_dir!s:.200}: download one (e.g. Systran/faster-whisper-small) "
-                "to a local directory and give its path; egomem never downloads models"
-            )
-        try:
-            from faster_whisper import WhisperModel
-        except ImportError as exc:
-            raise InputError("faster-whisper is not installed: pip install 'egomem[whisper]'") from exc
-        self._model = WhisperModel(str(p), device="cpu", compute_type=compute_type, local_files_only=True)
-        self._beam = beam_size
-        self._lock = threading.Lock()
-
-    def _transcribe16k(self, audio: np.ndarray) -> str:
-        with self._lock:
-            segments, _ = self._model.transcribe(audio, beam_size=self._beam, language="en")
-            return " ".join(s.text for s in segments)
-
-
 def make_asr(backend: str = "pocketsphinx", model_dir: str | Path = "") -> ASRBackend:
-    if backend == "pocketsphinx":
-        return PocketSphinxASR()
-    if backend in ("faster-whisper", "whisper"):
-        return FasterWhisperASR(model_dir)
-    raise InputError(f"unknown ASR backend {backend!r}; use pocketsphinx or faster-whisper")
+    """The ASR provider `backend` names, through the ASR registry (named, so never replaced
+    by a fallback); `model_dir` is faster-whisper's model (a packaged name or a local path)."""
+    name = "faster-whisper" if backend == "whisper" else backend
+    if name not in registry("asr"):
+        raise InputError(f"unknown ASR backend {backend!r}; registered: {', '.join(registry('asr').names())}")
+    settings = {"model": str(model_dir)} if str(model_dir) else {}
+    asr: ASRBackend = create("asr", registry("asr").parse_config(name, settings), BuildContext(default_data_dir()))
+    return asr
 
 
 def normalise_text(text: str) -> str:
@@ -121,3 +134,13 @@ def wer(refs: list[str], hyps: list[str]) -> float:
     errs = [word_errors(r, h) for r, h in zip(refs, hyps, strict=True)]
     total = sum(n for _, n in errs)
     return sum(e for e, _ in errs) / total if total else 0.0
+
+
+def __getattr__(name: str) -> Any:
+    # FasterWhisperASR moved to egomem.perception.whisper; the old import path still works
+    # (lazily, so that importing this module never imports faster-whisper).
+    if name == "FasterWhisperASR":
+        from egomem.perception.whisper import FasterWhisperASR
+
+        return FasterWhisperASR
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

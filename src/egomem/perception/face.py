@@ -26,11 +26,12 @@ from typing import Any
 import numpy as np
 
 from egomem.config import FaceConfig
+from egomem.encoders import DLIB_FACE
 from egomem.errors import InputError
-from egomem.identity.types import FaceObservation
+from egomem.perception.types import FaceObservation
 
-FACE_MODEL = "dlib_resnet_v1"
-FACE_DIM = 128
+FACE_MODEL = DLIB_FACE.name
+FACE_DIM = DLIB_FACE.dim
 
 
 def face_models_dir() -> Path:

@@ -22,12 +22,13 @@ from typing import Any
 import numpy as np
 
 from egomem.config import VoiceConfig
-from egomem.identity.types import VoiceObservation
-from egomem.perception.audio import SAMPLE_RATE, to_mono16k
+from egomem.encoders import RESEMBLYZER_VOICE
+from egomem.media import SAMPLE_RATE, to_mono16k
+from egomem.perception.types import VoiceObservation
 from egomem.perception.vad import SileroVAD, speech_only
 
-VOICE_MODEL = "resemblyzer"
-VOICE_DIM = 256
+VOICE_MODEL = RESEMBLYZER_VOICE.name
+VOICE_DIM = RESEMBLYZER_VOICE.dim
 TARGET_DBFS = -30.0  # resemblyzer's training normalisation
 MIN_NOISE_S = 0.3  # non-speech needed to estimate the noise profile from the window itself
 

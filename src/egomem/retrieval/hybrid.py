@@ -1,7 +1,7 @@
 """Hybrid search (BM25 + dense, fused by reciprocal rank) for callers that send free text.
 
-`HybridIndex` works over any list of texts; `search_user_memories` and
-`search_episodes` build it over one user's current facts or over stored episodes.
+`HybridIndex` works over any list of texts. `search_user_memories` and `search_episodes`
+are the runtime's shortcuts into the one recipe-driven search (retrieval/search.py).
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ import numpy as np
 from egomem.errors import InputError
 from egomem.retrieval.dense import EmbeddingCache, rrf
 from egomem.retrieval.lexical import BM25Index
+from egomem.retrieval.search import TurnCorpus, search
+from egomem.retrieval.search_config import DEFAULT_TURNS, FACTS_HYBRID, SearchFilters, TurnSearch
 from egomem.schemas import Episode, Fact
 from egomem.store.base import MemoryStore
 
@@ -61,16 +63,23 @@ def search_user_memories(
     store: MemoryStore, user_id: str, query: str, cache: EmbeddingCache, k: int = 5
 ) -> list[tuple[Fact, float]]:
     """The user's own current facts that best match free text (empty for no facts)."""
-    facts = store.list_facts(user_id)
-    hits = HybridIndex([f.text for f in facts], cache).search(query, k)
-    return [(facts[h.index], h.score) for h in hits]
+    config = FACTS_HYBRID.model_copy(update={"limit": k})
+    hits = search(store, query, cache, config, SearchFilters(user_id=user_id)).facts
+    return [(h.fact, h.score) for h in hits]
 
 
 def search_episodes(
     store: MemoryStore, query: str, cache: EmbeddingCache, k: int = 5, *, user_id: str | None = None
 ) -> list[tuple[Episode, float]]:
-    """Stored episodes (summary + user transcript) that best match free text."""
-    episodes = store.list_episodes(user_id)
-    texts = [" ".join(x for x in (e.summary, e.user_transcript) if x) for e in episodes]
-    hits = HybridIndex(texts, cache).search(query, k)
-    return [(episodes[h.index], h.score) for h in hits]
+    """Stored episodes whose turns or summary best match free text (the product's turn
+    recipe; an episode scores as its best unit)."""
+    if k <= 0:
+        return []
+    corpus = TurnCorpus(store, cache, DEFAULT_TURNS.turns or TurnSearch(), SearchFilters(user_id=user_id))
+    best: dict[str, tuple[Episode, float]] = {}
+    for hit in corpus.search(query, len(corpus.units)):
+        if hit.episode.id not in best:
+            best[hit.episode.id] = (hit.episode, hit.score)
+            if len(best) == k:
+                break
+    return list(best.values())

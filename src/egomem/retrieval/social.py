@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from egomem.errors import NotFoundError
+from egomem.relations import GENDER_OF_WORD, inverse_relation, relation_terms
 from egomem.retrieval.dense import EmbeddingCache
 from egomem.retrieval.lexical import BM25Index
 from egomem.retrieval.tokens import TokenCounter
@@ -30,10 +31,15 @@ class Candidate:
     text: str  # the memory item ("" for a person with no items yet)
     person_id: str | None = None
     fact_id: str | None = None
+    terms: str = ""  # other words a query may use for the relation ("brother sister" for "sibling")
 
     @property
     def head(self) -> str:
         return f"{self.person}, {self.relation}"
+
+    @property
+    def match_head(self) -> str:
+        return f"{self.head} {self.terms}" if self.terms else self.head
 
     @property
     def document(self) -> str:
@@ -50,10 +56,15 @@ def candidates_for(store: MemoryStore, user_id: str) -> list[Candidate]:
     for rel in store.list_relations(user_id):
         if rel.subject_id == user_id:
             other_id, other_name, relation = rel.object_id, rel.object_name, rel.relation
-        else:  # an incoming edge: A is U's <relation>; kept as written, marked as reversed
-            other_id, other_name, relation = rel.subject_id, None, f"(is their {rel.relation})"
+        else:
+            # An incoming edge: A is U's <relation>, so U is A's inverse relation (A's sister
+            # U is A's brother, or sibling while U's gender is unknown). Read at query time
+            # rather than stored twice, so closing or merging an edge needs no twin to keep.
+            other_id, other_name = rel.subject_id, None
+            relation = inverse_relation(rel.relation, _gender(store, other_id))
         if other_id == user_id:
             continue
+        terms = " ".join(t for t in relation_terms(relation) if t != relation)
         name = other_name or "someone unnamed"
         facts = []
         if other_id is not None:
@@ -64,18 +75,30 @@ def candidates_for(store: MemoryStore, user_id: str) -> list[Candidate]:
             else:
                 facts = store.list_facts(other_id)
         if not facts:
-            out.append(Candidate(name, relation, "", other_id))
-        out.extend(Candidate(name, relation, " ".join(f.text.split()), other_id, f.id) for f in facts)
+            out.append(Candidate(name, relation, "", other_id, terms=terms))
+        out.extend(Candidate(name, relation, " ".join(f.text.split()), other_id, f.id, terms) for f in facts)
     return out
+
+
+def _gender(store: MemoryStore, person_id: str | None) -> str | None:
+    """A person's gender as others' words for them say it ("Tom is my brother"), if they agree."""
+    if person_id is None:
+        return None
+    said = {
+        GENDER_OF_WORD.get(r.relation)
+        for r in store.list_relations(person_id)
+        if r.object_id == person_id and r.subject_id != person_id
+    } - {None}
+    return said.pop() if len(said) == 1 else None
 
 
 class _Prepared:
     """BM25 over the distinct "name, relation" heads and the document embedding matrix."""
 
     def __init__(self, cands: Sequence[Candidate], cache: EmbeddingCache) -> None:
-        heads = list(dict.fromkeys(c.head for c in cands))
+        heads = list(dict.fromkeys(c.match_head for c in cands))
         where = {h: i for i, h in enumerate(heads)}
-        self.head_of = np.fromiter((where[c.head] for c in cands), dtype=np.int64, count=len(cands))
+        self.head_of = np.fromiter((where[c.match_head] for c in cands), dtype=np.int64, count=len(cands))
         self.bm25 = BM25Index(heads)
         self.cache = cache
         self._matrix: np.ndarray | None = None

@@ -25,17 +25,22 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Protocol
 
 import numpy as np
+import soundfile as sf
 
 from egomem.config import Config
 from egomem.dialog.base import DuplexModel, UserTurn
+from egomem.dialog.speech import Synthesizer, ToneSynthesizer
 from egomem.dialog.turns import TurnDetector
 from egomem.errors import EgomemError
 from egomem.identity.types import Identification, IdentityStatus
 from egomem.memory.items import SessionText, Turn
 from egomem.memory.manager import MemoryManager, SessionOutcome
+from egomem.memory.rules_extract import name_in
+from egomem.memory.social import adopt_name
 from egomem.perception.asr import Transcriber
 from egomem.perception.audio import SAMPLE_RATE
 from egomem.perception.vad import SileroVAD
@@ -67,6 +72,8 @@ class Components:
     vad: SileroVAD
     # Key refresh after a confirmed match (the identity layer's `learn`); None: keys stay as enrolled.
     learn: Callable[[Identification], object] | None = None
+    # The assistant's voice on the speaking channel (egomem.dialog.speech); None: the tone envelope.
+    voice: Synthesizer | None = None
 
 
 class BufferWindow:
@@ -126,6 +133,8 @@ class EgoMem:
         self._threads: list[threading.Thread] = []
         self._poll_done = threading.Event()
         self._speak_pending = np.zeros(0, dtype=np.float32)  # assistant speech still to be "said"
+        self._voice: Synthesizer = parts.voice or ToneSynthesizer()
+        self._recording: list[tuple[np.ndarray, np.ndarray]] | None = None  # (listen, speak) per step
         self._next_poll = config.retrieval.poll_interval_s
         self._next_mem = config.runtime.memory_interval_s
         parts.retrieval.window = BufferWindow(self.buffer, max_age_s=config.retrieval.poll_interval_s * 1.5)
@@ -153,6 +162,23 @@ class EgoMem:
         for th in self._threads:
             th.join()
         self._threads.clear()
+
+    def record(self) -> None:
+        """Keep both channels (microphone, assistant) from now on, for `write_recording`."""
+        self._recording = []
+
+    def write_recording(self, path: str | Path) -> Path:
+        """Write the conversation as a 16 kHz stereo WAV: left the microphone (the user), right
+        the assistant's voice, including speech still pending when the stream ended."""
+        if self._recording is None:
+            raise EgomemError("nothing recorded: call record() before the stream starts")
+        listen = np.concatenate([a for a, _ in self._recording] + [np.zeros(self._speak_pending.size, np.float32)])
+        speak = np.concatenate([b for _, b in self._recording] + [self._speak_pending])
+        stereo = np.clip(np.stack([listen, speak], axis=1), -1.0, 1.0)
+        out = Path(path)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        sf.write(str(out), stereo, SAMPLE_RATE, subtype="PCM_16")
+        return out
 
     def run(self, steps: Iterator[Step], *, lockstep: bool = True) -> RunResult:
         """Feed a whole stream through the agent; returns when memory is written."""
@@ -189,7 +215,10 @@ class EgoMem:
     def feed(self, step: Step) -> None:
         t0 = time.perf_counter()
         self.buffer.listen.append(step.listen)
-        self.buffer.speak.append(self._mix_speaking(step.speak))
+        speak = self._mix_speaking(step.speak)
+        self.buffer.speak.append(speak)
+        if self._recording is not None:
+            self._recording.append((step.listen, speak))
         for fr in step.frames:
             self.buffer.video.append(fr)
         self.times.ingest += time.perf_counter() - t0
@@ -211,14 +240,11 @@ class EgoMem:
         return out
 
     def _render_speaking_time(self, text: str) -> None:
-        """A text-only dialog model has no audio for the speaking channel. The trigger reads
-        only that channel's level and activity, so the time the line takes to say (about
-        2.5 words/s) is written there as a speech-level tone: an activity envelope, not
-        speech. A model with audio output would write its real audio instead."""
-        seconds = max(0.6, len(text.split()) / 2.5)
-        t = np.arange(int(seconds * SAMPLE_RATE), dtype=np.float32) / SAMPLE_RATE
-        tone = (0.1 * np.sin(2 * np.pi * 220.0 * t)).astype(np.float32)
-        self._speak_pending = np.concatenate([self._speak_pending, tone])
+        """A text-only dialog model has no audio of its own: its line is synthesised by the
+        assistant's voice (Piper or espeak-ng; the tone envelope when neither is installed)
+        and written to the speaking channel, as a model with audio output would."""
+        audio = self._voice.synthesize(text)
+        self._speak_pending = np.concatenate([self._speak_pending, audio.astype(np.float32)])
 
     def _user_turn(self, start: float, end: float, audio: np.ndarray) -> None:
         t0 = time.perf_counter()
@@ -231,6 +257,7 @@ class EgoMem:
             with self._log_lock:
                 self._heard.append((start, end, text))
             self.timeline.add(end, "heard", text=text, user=self.parts.retrieval.current_user())
+            self._learn_name(text, end)
             turn = UserTurn(text, start, end, self.parts.retrieval.current_user())
             self._speak(self.parts.model.on_user_turn(turn), end)
         self.times.dialog += time.perf_counter() - t0
@@ -361,6 +388,24 @@ class EgoMem:
         lag = 3 * self.config.retrieval.poll_interval_s
         with self._log_lock:
             return _majority([u for t, u in self._presence if start <= t <= end + lag])
+
+    def _learn_name(self, text: str, t: float) -> None:
+        """A recognised user whose name memory lacks says it ("I'm Anna"): write it now, not
+        after the session, and refresh Level 1 so the dialog model knows it at once."""
+        user = self.parts.retrieval.current_user()
+        if user is None or self._name_of(user) is not None:
+            return
+        try:
+            name = name_in(text, [u.name for u in self.parts.store.list_users() if u.name])
+            if name is None:
+                return
+            with self.parts.store.transaction():
+                done = adopt_name(self.parts.store, user, name, cause="name said during the session")
+        except EgomemError as exc:
+            self.timeline.add(t, "warning", text=f"could not record the name: {exc}")
+            return
+        self.timeline.add(t, "memory", op="NAME", user=user, text=f"{name} ({done})")
+        self.parts.retrieval.refresh_level1()
 
     def _name_of(self, user_id: str | None) -> str | None:
         if user_id is None:

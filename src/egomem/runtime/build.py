@@ -1,6 +1,6 @@
 """Wiring: the real components an EgoMem agent runs with, from the configuration.
 
-Heavy models (face and voice encoders, the text encoder, the trigger network, ASR)
+Heavy models (face and voice encoders, the text encoder, the trigger network, ASR, TTS)
 are loaded once in `Models` and shared by every agent built from it (the demo runs
 one agent per day over the same models and store).
 """
@@ -13,14 +13,13 @@ from typing import Any
 
 from egomem.config import Config
 from egomem.dialog.base import DuplexModel
-from egomem.dialog.template import TemplateResponder
-from egomem.errors import ConfigError
+from egomem.dialog.speech import Synthesizer
 from egomem.identity.types import Identification
-from egomem.llm import create_provider
 from egomem.memory.manager import MemoryManager
 from egomem.memory.trigger.metrics import sessions
 from egomem.perception.asr import Transcriber
 from egomem.perception.vad import SileroVAD
+from egomem.providers import BuildContext, create
 from egomem.retrieval.encoder import TextEncoder, default_encoder
 from egomem.retrieval.process import RetrievalProcess
 from egomem.runtime.agent import Components, EgoMem, Trigger
@@ -41,20 +40,24 @@ class Models:
         return default_encoder()
 
     @cached_property
-    def transcriber(self) -> Transcriber:
-        from egomem.perception.asr import make_asr
+    def context(self) -> BuildContext:
+        return BuildContext(self.config.data_dir)
 
-        return make_asr(self.config.runtime.asr, self.config.runtime.asr_model_dir)
+    @cached_property
+    def transcriber(self) -> Transcriber:
+        asr: Transcriber = create("asr", self.config.asr, self.context)
+        return asr
 
     @cached_property
     def trigger(self) -> Trigger:
-        if self.config.runtime.trigger == "rules":
-            from egomem.memory.trigger.rules import RuleTrigger
+        trigger: Trigger = create("trigger", self.config.trigger, self.context)
+        return trigger
 
-            return _FeatureTagger(RuleTrigger.calibrated())
-        from egomem.memory.trigger.tagger import EpisodicTrigger
-
-        return EpisodicTrigger()
+    @cached_property
+    def speech(self) -> Synthesizer:
+        """The assistant's voice on the speaking channel (Piper; espeak-ng when Piper is missing)."""
+        synth: Synthesizer = create("tts", self.config.tts, self.context)
+        return synth
 
     @cached_property
     def face(self) -> Any:
@@ -81,27 +84,9 @@ class _Enroller:
         return uid
 
 
-class _FeatureTagger:
-    """Gives a feature-level tagger (the rule baseline) the agent's `tag(listen, speak)`."""
-
-    def __init__(self, tagger: Any) -> None:
-        from egomem.memory.trigger.features import FeatureExtractor
-
-        self.tagger = tagger
-        self.features = FeatureExtractor.default()
-
-    def tag(self, listen16k: Any, speak16k: Any) -> Any:
-        return self.tagger.tag_features(self.features(listen16k, speak16k))
-
-
 def build_dialog(config: Config) -> DuplexModel:
-    if config.runtime.dialog == "template":
-        return TemplateResponder()
-    if config.runtime.dialog == "openai":
-        from egomem.dialog.cascaded import CascadedChatModel
-
-        return CascadedChatModel.from_config(config.llm)
-    raise ConfigError(f"unknown dialog model {config.runtime.dialog!r}")
+    model: DuplexModel = create("dialog", config.dialog, BuildContext(config.data_dir))
+    return model
 
 
 def build_agent(
@@ -118,7 +103,8 @@ def build_agent(
     retrieval = RetrievalProcess(
         store, identifier, enroller=_Enroller(identifier), config=config.retrieval, encoder=models.text
     )
-    manager = MemoryManager(store, create_provider(config.llm), models.text, config.memory)
+    llm = create("llm", config.llm, models.context)
+    manager = MemoryManager(store, llm, models.text, config.memory)
     parts = Components(
         store=store,
         retrieval=retrieval,
@@ -129,5 +115,6 @@ def build_agent(
         manager=manager,
         vad=models.vad,
         learn=identifier.learn,
+        voice=models.speech,
     )
     return EgoMem(config, parts, timeline)

@@ -1,19 +1,27 @@
-"""The memory store interface M. One abstract interface; one driver per database.
+"""The memory store M: per-entity operations on one database, behind one facade.
 
-Every mutating method writes its own history row in the same transaction, so the
-operation log can never disagree with the data. Methods raise NotFoundError for
-unknown ids and DimensionError for vectors that do not fit their model.
+`store.users`, `store.keys`, `store.facts`, `store.relations`, `store.episodes` and
+`store.log` (history) are the operations (store/ops/), all on the same Database, so any
+of them can join one `store.transaction()`. The flat methods (`create_user`, `add_fact`,
+...) are the same operations under their long-standing names, delegating one to one.
+Every mutating operation writes its own history row in the same transaction, so the
+operation log can never disagree with the data. Operations raise NotFoundError for
+unknown ids and DimensionError for vectors that do not fit their encoder.
+
+`store.capabilities` says what the database can do; callers branch on it, never on the
+store's class. Drivers (sqlite.py, postgres.py) only open the database and migrate it.
 """
 
 from __future__ import annotations
 
-import abc
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
 import numpy as np
+import sqlalchemy as sa
 
+from egomem.errors import StoreError
 from egomem.schemas import (
     DeletionReport,
     Episode,
@@ -25,55 +33,116 @@ from egomem.schemas import (
     Relation,
     User,
 )
+from egomem.store import migrations
+from egomem.store.capabilities import StoreCapabilities
+from egomem.store.db import Database
+from egomem.store.ops import EpisodeOps, FactOps, HistoryOps, KeyOps, RelationOps, UserOps
+from egomem.store.schema import metadata
+from egomem.store.vectors import KeyMatch, nearest_keys
 
 
-class MemoryStore(abc.ABC):
+class MemoryStore:
     """Persistent memory of people: identities, profiles, social graph, episodes."""
 
-    # -- lifecycle -------------------------------------------------------------
-    @abc.abstractmethod
-    def close(self) -> None: ...
+    def __init__(self, db: Database, capabilities: StoreCapabilities) -> None:
+        self.db = db
+        self.capabilities = capabilities
+        self.log = HistoryOps(db)
+        self.users = UserOps(db, self.log)
+        self.keys = KeyOps(db, self.log, self.users, capabilities)
+        self.facts = FactOps(db, self.log, self.users)
+        self.relations = RelationOps(db, self.log, self.users)
+        self.episodes = EpisodeOps(db, self.log, self.users)
 
-    @abc.abstractmethod
+    # -- lifecycle -------------------------------------------------------------
+    def close(self) -> None:
+        self.db.close()
+
     def transaction(self) -> AbstractContextManager[None]:
         """Group several calls into one atomic write (nesting joins the outer one)."""
+        return self.db.transaction()
 
-    @abc.abstractmethod
-    def schema_version(self) -> int: ...
+    def schema_version(self) -> int:
+        return migrations.current_version(self.db)
+
+    # -- tables, for exports, audits and bulk loads -----------------------------------
+    def table_names(self) -> list[str]:
+        return sorted(self.db.inspect(lambda inspector: inspector.get_table_names()))
+
+    def columns(self, table: str) -> list[str]:
+        self._check_table(table)
+        return [c["name"] for c in self.db.inspect(lambda inspector: inspector.get_columns(table))]
+
+    def dump_table(self, table: str) -> list[tuple[Any, ...]]:
+        """Every row of a table as the database holds it (reflected: backend-only columns included)."""
+        self._check_table(table)
+        reflected = self.db.inspect(lambda inspector: sa.Table(table, sa.MetaData(), autoload_with=inspector.bind))
+        return [tuple(row.values()) for row in self.db.fetch(sa.select(reflected))]
+
+    def copy_rows(self, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> int:
+        """Bulk-load rows (imports, benchmarks): no history rows, no validation beyond the schema's."""
+        self._check_table(table)
+        unknown = set(columns) - set(self.columns(table))
+        if unknown:
+            raise StoreError(f"table {table} has no columns {sorted(unknown)}")
+        target, n = metadata.tables[table], 0
+        batch: list[dict[str, Any]] = []
+        with self.transaction():
+            for row in rows:
+                batch.append(dict(zip(columns, row, strict=True)))
+                if len(batch) == 10_000:
+                    self.db.execute(sa.insert(target), batch)
+                    n, batch = n + len(batch), []
+            if batch:
+                self.db.execute(sa.insert(target), batch)
+        return n + len(batch)
+
+    def drop_vector_indexes(self) -> None:
+        """Drop the approximate vector indexes before a bulk load (nothing to do without them)."""
+
+    def create_vector_indexes(self) -> None:
+        """Build the approximate vector indexes (again) after a bulk load (nothing to do without them)."""
+
+    def _check_table(self, table: str) -> None:
+        if table not in self.table_names():
+            raise StoreError(f"no table {table!r}")
+
+    # -- identity search -------------------------------------------------------------
+    def nearest_keys(
+        self, modality: Modality, vector: np.ndarray | Sequence[float], k: int = 5, *, model: str | None = None
+    ) -> list[KeyMatch]:
+        """The k keys of `modality` (and `model`) nearest to `vector` (see store/vectors.py)."""
+        return nearest_keys(self, modality, vector, k, model=model)
 
     # -- users -----------------------------------------------------------------
-    @abc.abstractmethod
-    def create_user(self, name: str | None = None, *, placeholder: bool = False, cause: str = "") -> User: ...
+    def create_user(self, name: str | None = None, *, placeholder: bool = False, cause: str = "") -> User:
+        return self.users.create(name, placeholder=placeholder, cause=cause)
 
-    @abc.abstractmethod
-    def get_user(self, user_id: str) -> User: ...
+    def get_user(self, user_id: str) -> User:
+        return self.users.get(user_id)
 
-    @abc.abstractmethod
-    def list_users(self, *, include_placeholders: bool = True) -> list[User]: ...
+    def list_users(self, *, include_placeholders: bool = True) -> list[User]:
+        return self.users.all(include_placeholders=include_placeholders)
 
-    @abc.abstractmethod
-    def find_users_by_name(self, name: str) -> list[User]: ...
+    def find_users_by_name(self, name: str) -> list[User]:
+        return self.users.find_by_name(name)
 
-    @abc.abstractmethod
-    def rename_user(self, user_id: str, name: str | None, *, cause: str = "") -> User: ...
+    def rename_user(self, user_id: str, name: str | None, *, cause: str = "") -> User:
+        return self.users.rename(user_id, name, cause=cause)
 
-    @abc.abstractmethod
     def touch_user(self, user_id: str, at: float) -> None:
-        """Record that the user was seen (no history row: this is telemetry, not memory)."""
+        self.users.touch(user_id, at)
 
-    @abc.abstractmethod
-    def set_placeholder(self, user_id: str, placeholder: bool, *, cause: str = "") -> User: ...
+    def set_placeholder(self, user_id: str, placeholder: bool, *, cause: str = "") -> User:
+        return self.users.set_placeholder(user_id, placeholder, cause=cause)
 
-    @abc.abstractmethod
     def merge_users(self, keep_id: str, drop_id: str, *, cause: str = "") -> User:
-        """Move everything of `drop_id` onto `keep_id` and remove `drop_id`."""
+        return self.users.merge(keep_id, drop_id, cause=cause)
 
-    @abc.abstractmethod
     def delete_user(self, user_id: str, *, cause: str = "") -> DeletionReport:
-        """Purge every trace of the user (keys, facts, edges, solo episodes, history)."""
+        return self.users.delete(user_id, cause=cause)
 
     # -- identity keys -----------------------------------------------------------
-    @abc.abstractmethod
     def add_key(
         self,
         user_id: str,
@@ -83,79 +152,70 @@ class MemoryStore(abc.ABC):
         *,
         condition: str = "",
         cause: str = "",
-    ) -> IdentityKey: ...
+    ) -> IdentityKey:
+        return self.keys.add(user_id, modality, vector, model, condition=condition, cause=cause)
 
-    @abc.abstractmethod
-    def list_keys(self, modality: Modality | None = None, user_id: str | None = None) -> list[IdentityKey]: ...
+    def list_keys(self, modality: Modality | None = None, user_id: str | None = None) -> list[IdentityKey]:
+        return self.keys.all(modality, user_id)
 
-    @abc.abstractmethod
-    def delete_key(self, key_id: int, *, cause: str = "") -> None: ...
+    def delete_key(self, key_id: int, *, cause: str = "") -> None:
+        self.keys.delete(key_id, cause=cause)
 
     # -- profile facts -------------------------------------------------------------
-    @abc.abstractmethod
-    def add_fact(self, fact: Fact, *, cause: str = "") -> Fact: ...
+    def add_fact(self, fact: Fact, *, cause: str = "") -> Fact:
+        return self.facts.add(fact, cause=cause)
 
-    @abc.abstractmethod
-    def get_fact(self, fact_id: str) -> Fact: ...
+    def get_fact(self, fact_id: str) -> Fact:
+        return self.facts.get(fact_id)
 
-    @abc.abstractmethod
     def list_facts(
-        self,
-        user_id: str,
-        *,
-        kinds: Sequence[FactKind] | None = None,
-        include_history: bool = False,
-    ) -> list[Fact]: ...
+        self, user_id: str, *, kinds: Sequence[FactKind] | None = None, include_history: bool = False
+    ) -> list[Fact]:
+        return self.facts.all(user_id, kinds=kinds, include_history=include_history)
 
-    @abc.abstractmethod
     def supersede_fact(self, old_id: str, new: Fact, *, at: float | None = None, cause: str = "") -> Fact:
-        """Close `old_id` (valid_to = at) and add `new` in its place; both are kept."""
+        return self.facts.supersede(old_id, new, at=at, cause=cause)
 
-    @abc.abstractmethod
-    def delete_fact(self, fact_id: str, *, cause: str = "") -> None: ...
+    def delete_fact(self, fact_id: str, *, cause: str = "") -> None:
+        self.facts.delete(fact_id, cause=cause)
 
-    @abc.abstractmethod
     def close_fact(
         self, fact_id: str, *, at: float | None = None, superseded_by: str | None = None, cause: str = ""
     ) -> Fact:
-        """End a fact's validity without a replacement row (a retraction, or a duplicate merged
-        into `superseded_by`); the row is kept, history gets a DELETE entry with both states."""
+        return self.facts.close(fact_id, at=at, superseded_by=superseded_by, cause=cause)
 
-    @abc.abstractmethod
     def mark_facts_used(self, fact_ids: Sequence[str], at: float) -> None:
-        """Reinforce retrieved facts (use count, last use) for memory strength."""
+        self.facts.mark_used(fact_ids, at)
 
     # -- relations (social graph) --------------------------------------------------
-    @abc.abstractmethod
-    def add_relation(self, relation: Relation, *, cause: str = "") -> Relation: ...
+    def add_relation(self, relation: Relation, *, cause: str = "") -> Relation:
+        return self.relations.add(relation, cause=cause)
 
-    @abc.abstractmethod
     def list_relations(self, user_id: str, *, include_history: bool = False) -> list[Relation]:
-        """Edges where the user is subject or object."""
+        return self.relations.all(user_id, include_history=include_history)
 
-    @abc.abstractmethod
-    def close_relation(self, relation_id: str, *, at: float | None = None, cause: str = "") -> Relation: ...
+    def close_relation(self, relation_id: str, *, at: float | None = None, cause: str = "") -> Relation:
+        return self.relations.close(relation_id, at=at, cause=cause)
 
     # -- episodes --------------------------------------------------------------------
-    @abc.abstractmethod
-    def add_episode(self, episode: Episode, *, cause: str = "") -> Episode: ...
+    def add_episode(self, episode: Episode, *, cause: str = "") -> Episode:
+        return self.episodes.add(episode, cause=cause)
 
-    @abc.abstractmethod
-    def get_episode(self, episode_id: str) -> Episode: ...
+    def get_episode(self, episode_id: str) -> Episode:
+        return self.episodes.get(episode_id)
 
-    @abc.abstractmethod
-    def update_episode(self, episode: Episode, *, cause: str = "") -> Episode: ...
+    def update_episode(self, episode: Episode, *, cause: str = "") -> Episode:
+        return self.episodes.update(episode, cause=cause)
 
-    @abc.abstractmethod
-    def list_episodes(self, user_id: str | None = None) -> list[Episode]: ...
+    def list_episodes(self, user_id: str | None = None) -> list[Episode]:
+        return self.episodes.all(user_id)
 
     # -- history ---------------------------------------------------------------------
-    @abc.abstractmethod
-    def history(self, user_id: str | None = None, limit: int | None = None) -> list[HistoryEntry]: ...
+    def history(self, user_id: str | None = None, limit: int | None = None) -> list[HistoryEntry]:
+        return self.log.entries(user_id, limit)
 
-    @abc.abstractmethod
     def log_noop(self, entity: str, entity_id: str, user_id: str | None, detail: dict[str, Any], cause: str) -> None:
-        """Record a decision to change nothing (the update agent's NOOP)."""
+        self.log.noop(entity, entity_id, user_id, detail, cause)
 
     # -- derived views -----------------------------------------------------------------
     def export_user(self, user_id: str) -> dict[str, Any]:

@@ -1,28 +1,27 @@
-"""Nearest identity keys in the store: pgvector's HNSW index on PostgreSQL, exact numpy elsewhere.
+"""Nearest identity keys: in the database where it searches vectors itself (pgvector, HNSW),
+exact numpy over the stored float32 keys elsewhere; which one is `store.capabilities`' call.
 
-Face keys (dlib) are compared by L2 distance, voice keys (resemblyzer, L2-normalised)
-by cosine distance (1 - cosine similarity), as the identity layer does. Every match
-carries a distance: lower is closer, whatever the metric.
+Each encoder's metric comes from the encoder table (egomem/encoders.py): dlib face keys
+by L2 distance, resemblyzer voice keys (L2-normalised) by cosine distance (1 - cosine
+similarity), as the identity layer does; a model not in the table is compared like its
+modality's default encoder. Every match carries a distance: lower is closer.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from egomem.encoders import EncoderSpec, Metric, default_encoder, encoder, known
 from egomem.errors import DimensionError, InputError
 from egomem.schemas import Modality
-from egomem.store.base import MemoryStore
-from egomem.store.sql import SQLStore, vector_to_blob
+from egomem.store.ops.keys import vector_to_blob
 
-Metric = Literal["l2", "cosine"]
-
-# The encoder each modality uses unless told otherwise, and how its vectors are compared.
-DEFAULT_MODEL: dict[Modality, str] = {Modality.FACE: "dlib_resnet_v1", Modality.VOICE: "resemblyzer"}
-MODALITY_METRIC: dict[Modality, Metric] = {Modality.FACE: "l2", Modality.VOICE: "cosine"}
+if TYPE_CHECKING:
+    from egomem.store.base import MemoryStore
 
 
 @dataclass(frozen=True)
@@ -32,17 +31,15 @@ class KeyMatch:
     distance: float  # L2 (face) or cosine distance (voice); lower is closer
 
 
-@runtime_checkable
-class NativeNearestKeys(Protocol):
-    """A store whose database searches vectors itself (PostgresStore)."""
-
-    def nearest_keys(
-        self, modality: Modality, vector: np.ndarray | Sequence[float], k: int = 5, *, model: str | None = None
-    ) -> list[KeyMatch]: ...
+def compared_as(modality: Modality, model: str) -> EncoderSpec:
+    """The encoder entry whose metric compares this model's keys."""
+    return encoder(model) if known(model) else default_encoder(modality)
 
 
-def check_query(modality: Modality, vector: np.ndarray | Sequence[float], k: int) -> tuple[Modality, np.ndarray]:
-    """Validate a nearest-keys query; the same checks on every backend."""
+def check_query(
+    modality: Modality, vector: np.ndarray | Sequence[float], k: int, model: str | None = None
+) -> tuple[Modality, str, np.ndarray]:
+    """Validate a nearest-keys query (the same checks on every backend): modality, model, float32 query."""
     try:
         modality = Modality(modality)
     except ValueError as exc:
@@ -51,9 +48,10 @@ def check_query(modality: Modality, vector: np.ndarray | Sequence[float], k: int
         raise InputError(f"k must be a positive integer, got {k!r}")
     blob, _ = vector_to_blob(vector)  # refuses empty, non-1-d and non-finite vectors
     query = np.frombuffer(blob, dtype="<f4")
-    if MODALITY_METRIC[modality] == "cosine" and not np.any(query):
+    model = model or default_encoder(modality).name
+    if compared_as(modality, model).metric == "cosine" and not np.any(query):
         raise InputError("a zero vector cannot be compared by cosine distance")
-    return modality, query
+    return modality, model, query
 
 
 def exact_nearest(
@@ -88,21 +86,17 @@ def nearest_keys(
     An empty store gives []. A query whose dimension differs from the stored keys raises
     DimensionError; a bad k or a zero vector under cosine raises InputError.
     """
-    if isinstance(store, NativeNearestKeys):
-        return store.nearest_keys(modality, vector, k, model=model)
-    modality, query = check_query(modality, vector, k)
-    model = model or DEFAULT_MODEL[modality]
-    if isinstance(store, SQLStore):
-        # Read the raw float32 blobs: decoding 100k keys through IdentityKey models costs seconds.
-        rows = store._execute(
-            "SELECT id, user_id, vector FROM identity_keys WHERE modality = ? AND model = ? ORDER BY id",
-            (modality.value, model),
-        )
-        ids, users = [r[0] for r in rows], [r[1] for r in rows]
-        dim = len(rows[0][2]) // 4 if rows else query.size
-        matrix = np.frombuffer(b"".join(bytes(r[2]) for r in rows), dtype="<f4").reshape(len(rows), dim)
-    else:
-        keys = [key for key in store.list_keys(modality) if key.model == model]
-        ids, users = [key.id or 0 for key in keys], [key.user_id for key in keys]
-        matrix = np.asarray([key.vector for key in keys], dtype=np.float32).reshape(len(keys), -1)
-    return exact_nearest(ids, users, matrix, query, k, MODALITY_METRIC[modality])
+    modality, model, query = check_query(modality, vector, k, model)
+    metric = compared_as(modality, model)
+    if not store.capabilities.native_vector_search:
+        ids, users, matrix = store.keys.matrix(modality, model)
+        return exact_nearest(ids, users, matrix, query, k, metric.metric)
+    from egomem.store.hnsw import nearest_statement  # pgvector: the `postgres` extra
+
+    stored = store.keys.stored_dim(modality, model)
+    if stored is None:
+        return []
+    if stored != query.size:
+        raise DimensionError(f"stored keys have {stored} dimensions, the query has {query.size}")
+    rows = store.db.fetch(nearest_statement(modality, model, metric.pg_operator, query, k))
+    return [KeyMatch(int(r["id"]), str(r["user_id"]), float(r["distance"])) for r in rows]

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from egomem.perception.audio import SAMPLE_RATE
+from egomem.media import SAMPLE_RATE
 
 
 class AudioRing:

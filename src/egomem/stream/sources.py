@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from egomem.errors import InputError
-from egomem.perception.audio import SAMPLE_RATE, load_audio, to_mono16k
+from egomem.media import SAMPLE_RATE, load_audio, to_mono16k
 from egomem.stream.buffer import Frame
 from egomem.stream.clock import SAMPLES_PER_STEP, STEP_S
 

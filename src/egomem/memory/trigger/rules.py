@@ -4,7 +4,7 @@ User speech is the listening channel's VAD while the assistant is silent (so ech
 not taken for the user); a session is a run of user and assistant activity whose gaps
 are shorter than `gap_s`, that has both user speech and an assistant reply (addressed
 dialog), split where the speaker embedding changes across a user-speech gap by more
-than `change`. Its two thresholds are calibrated on the training streams (train.py).
+than `change`. Its two thresholds are calibrated on the training streams (egomem_training.trigger).
 """
 
 from __future__ import annotations
@@ -17,11 +17,13 @@ from pathlib import Path
 import numpy as np
 
 from egomem.errors import InputError
-from egomem.memory.trigger.features import FEATURE_NAMES, N_FEATURES, STEP_S
+from egomem.memory.trigger.features import FEATURE_NAMES, N_FEATURES, STEP_S, FeatureExtractor
 from egomem.memory.trigger.metrics import Span, labels_from_sessions
+from egomem.providers import BuildContext
+from egomem.registry import ProviderConfig
 
 _COL = {n: i for i, n in enumerate(FEATURE_NAMES)}
-RULES_FILE = Path(__file__).parent / "weights" / "rules.json"  # thresholds calibrated by train.py
+RULES_FILE = Path(__file__).parent / "weights" / "rules.json"  # thresholds calibrated by egomem_training.trigger
 
 
 def _runs(mask: np.ndarray) -> list[Span]:
@@ -38,7 +40,7 @@ class RuleTrigger:
 
     @classmethod
     def calibrated(cls) -> RuleTrigger:
-        """The thresholds train.py calibrated on the training streams (defaults if absent)."""
+        """The thresholds egomem_training.trigger calibrated on the training streams (defaults if absent)."""
         if not RULES_FILE.is_file():
             return cls()
         p = json.loads(RULES_FILE.read_text())
@@ -75,3 +77,21 @@ class RuleTrigger:
 
     def tag_features(self, feats: np.ndarray) -> np.ndarray:
         return labels_from_sessions(self.sessions(feats), int(np.asarray(feats).shape[0]))
+
+
+class StreamRuleTrigger:
+    """The `rules` trigger provider: the calibrated rule baseline with the agent's
+    `tag(listen16k, speak16k)` (it computes the features the rules read)."""
+
+    def __init__(self, rules: RuleTrigger | None = None, extractor: FeatureExtractor | None = None) -> None:
+        self.rules = rules or RuleTrigger.calibrated()
+        self._extractor = extractor
+
+    @classmethod
+    def from_config(cls, cfg: ProviderConfig, ctx: BuildContext) -> StreamRuleTrigger:
+        return cls()
+
+    def tag(self, listen16k: np.ndarray, speak16k: np.ndarray) -> np.ndarray:
+        if self._extractor is None:
+            self._extractor = FeatureExtractor.default()
+        return self.rules.tag_features(self._extractor(listen16k, speak16k))

@@ -35,7 +35,6 @@ from egomem.perception.vad import Segment, SileroVAD
 
 Split = Literal["train", "eval"]
 ASSISTANT_SPEAKER = "3080"
-DEFAULT_DATA = Path(__file__).resolve().parents[4].parent / "shared" / "data"  # ../shared/data of the repo
 NO_DIALOG, START, IN_SESSION, END = 0, 1, 2, 3
 
 

@@ -17,6 +17,8 @@ import numpy as np
 from egomem.errors import InputError
 from egomem.memory.trigger.features import N_FEATURES, FeatureExtractor, single_thread
 from egomem.memory.trigger.metrics import sessions
+from egomem.providers import BuildContext
+from egomem.registry import ProviderConfig
 
 __all__ = ["CHUNK_STEPS", "EpisodicTrigger", "sessions", "viterbi"]
 
@@ -65,6 +67,11 @@ class EpisodicTrigger:
         self.mean = np.asarray(blob["mean"], dtype=np.float32)
         self.std = np.asarray(blob["std"], dtype=np.float32)
         self._extractor = extractor
+
+    @classmethod
+    def from_config(cls, cfg: ProviderConfig, ctx: BuildContext) -> EpisodicTrigger:
+        """The `model` trigger provider: the shipped weights."""
+        return cls()
 
     @property
     def extractor(self) -> FeatureExtractor:

@@ -1,4 +1,6 @@
-"""Calibrate the voice threshold on a set disjoint from the evaluation queries (`python -m egomem.identity.calibrate`).
+"""Calibrate the voice threshold on a set disjoint from the evaluation queries.
+
+    python -m egomem_training.voice_threshold [--data DIR]
 
 Protocol: each utterance of a one-utterance-per-speaker folder (default
 speech_librispeech_train_clean_100_1utt) is cut in two; the first half is enrolled, the
@@ -15,12 +17,15 @@ from pathlib import Path
 
 import numpy as np
 
+from egomem.bench import data_root
 from egomem.config import Config
 from egomem.identity.identifier import PersonIdentifier
 from egomem.identity.labelled import AUDIO_EXT, load_set
 from egomem.identity.metrics import eer
 from egomem.perception.audio import add_noise, load_audio
 from egomem.store.sqlite import SQLiteStore
+
+CALIBRATION_SET = "speech_librispeech_train_clean_100_1utt"
 
 
 def calibrate(root: Path, snr_db: float = 10.0, seed: int = 7) -> dict[str, float]:
@@ -60,8 +65,9 @@ def calibrate(root: Path, snr_db: float = 10.0, seed: int = 7) -> dict[str, floa
 
 def main() -> None:
     ap = argparse.ArgumentParser(description="Calibrate the s-normed voice threshold.")
-    ap.add_argument("--data", type=Path, default=Path("../shared/data/speech_librispeech_train_clean_100_1utt"))
-    print(calibrate(ap.parse_args().data))
+    ap.add_argument("--data", type=Path, default=None, help=f"default: {CALIBRATION_SET} under the data root")
+    data = ap.parse_args().data or data_root(dataset=CALIBRATION_SET)
+    print(calibrate(data))
 
 
 if __name__ == "__main__":

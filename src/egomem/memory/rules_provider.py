@@ -1,4 +1,9 @@
-"""The offline default backend: deterministic code per task, no model, no network."""
+"""The `rules` LLM provider: deterministic code per task, no model, no network.
+
+It lives with memory, not in llm/, because its "model" is the memory package's own
+rule-based extractor and update agent; llm/ stays a library that imports no layer.
+Registered as `egomem.memory.rules_provider:RulesProvider` (egomem.providers).
+"""
 
 from __future__ import annotations
 
@@ -8,17 +13,18 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from egomem.llm.base import LLMError, LLMProvider
+from egomem.memory.items import SessionText, UpdateInput
+from egomem.memory.rules_extract import extract_rules
+from egomem.memory.rules_update import decide_rules
+from egomem.providers import BuildContext
+from egomem.registry import ProviderConfig
 
 T = TypeVar("T", bound=BaseModel)
 
-
-def _handlers() -> dict[str, tuple[type[BaseModel], Callable[[Any], BaseModel]]]:
-    # Imported here: the memory package imports llm, not the other way round at import time.
-    from egomem.memory.items import SessionText, UpdateInput
-    from egomem.memory.rules_extract import extract_rules
-    from egomem.memory.rules_update import decide_rules
-
-    return {"extract": (SessionText, extract_rules), "update": (UpdateInput, decide_rules)}
+_TASKS: dict[str, tuple[type[BaseModel], Callable[[Any], BaseModel]]] = {
+    "extract": (SessionText, extract_rules),
+    "update": (UpdateInput, decide_rules),
+}
 
 
 class RulesProvider(LLMProvider):
@@ -26,7 +32,11 @@ class RulesProvider(LLMProvider):
 
     def __init__(self) -> None:
         super().__init__()
-        self._tasks = _handlers()
+        self._tasks = dict(_TASKS)
+
+    @classmethod
+    def from_config(cls, cfg: ProviderConfig, ctx: BuildContext) -> RulesProvider:
+        return cls()
 
     def run(self, task: str, payload: BaseModel, schema: type[T]) -> T:
         if task not in self._tasks:

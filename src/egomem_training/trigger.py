@@ -1,6 +1,6 @@
 """Train the episodic-trigger BiGRU and calibrate the rule baseline, from a fixed seed.
 
-    python -m egomem.memory.trigger.train [--data ../shared/data] [--streams 160] [--epochs 14]
+    python -m egomem_training.trigger [--data ../shared/data] [--streams 160] [--epochs 14]
 
 The defaults reproduce the shipped weights (16 min on one thread of a loaded 2-core CPU).
 
@@ -19,11 +19,11 @@ from pathlib import Path
 
 import numpy as np
 
+from egomem.bench import data_root
 from egomem.memory.trigger.dataset import Example, examples
 from egomem.memory.trigger.features import N_FEATURES
 from egomem.memory.trigger.metrics import SpanCounts, jaccard, sessions
 from egomem.memory.trigger.rules import RULES_FILE, RuleTrigger
-from egomem.memory.trigger.synth import DEFAULT_DATA
 from egomem.memory.trigger.tagger import WEIGHTS, viterbi
 
 TRAIN_SEED0 = 100_000
@@ -132,7 +132,7 @@ def train_net(
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    ap.add_argument("--data", type=Path, default=None, help="default: EGOMEM_BENCH_DATA or ../shared/data")
     ap.add_argument("--cache", type=Path, default=Path("out/trigger_cache"))
     ap.add_argument("--streams", type=int, default=160)
     ap.add_argument("--epochs", type=int, default=14)
@@ -148,7 +148,7 @@ def main(argv: list[str] | None = None) -> None:
     torch.set_num_threads(args.threads)
     t0 = time.perf_counter()
     seeds = list(range(TRAIN_SEED0, TRAIN_SEED0 + args.streams))
-    data = examples(args.data, "train", seeds, args.cache, args.workers)
+    data = examples(args.data or data_root(), "train", seeds, args.cache, args.workers)
     extract_min = (time.perf_counter() - t0) / 60
     n_val = max(1, len(seeds) // 10)
     val_seeds = set(seeds[-n_val:])

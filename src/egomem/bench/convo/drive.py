@@ -1,0 +1,177 @@
+"""Running a scenario through the product, the way `egomem run` and the demo do.
+
+- `run_audio`: each day's recording through the whole agent (`build_agent`: VAD, ASR,
+  face and voice identity, trigger, dialog model, memory manager), one store for both days.
+- `run_transcript`: the gold user turns of each session handed straight to the same
+  agent's MemoryManager, with identity given (day 1: a new person, day 2: the user made
+  for them on day 1), and the same dialog model and retrieval answering each turn: the
+  text-only upper bound that separates ASR and identity errors from extraction errors.
+
+The extraction CPU time is `time.process_time()` around `MemoryManager.process` (extract,
+update agent, write). In the audio variant the agent's other threads run meanwhile, so
+there it is an upper bound; the transcript figure is the clean one.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from egomem.bench.convo.media import RenderedDay, Visit
+from egomem.bench.convo.scenario import Scenario, Session
+from egomem.bench.convo.score import Observation, current_facts
+from egomem.config import Config
+from egomem.dialog.base import UserTurn
+from egomem.identity.types import Identification, IdentityStatus
+from egomem.memory.items import SessionText, Turn
+from egomem.runtime.agent import Components
+from egomem.runtime.build import Models, build_agent
+from egomem.runtime.timeline import Timeline
+from egomem.schemas import new_id
+from egomem.store.base import MemoryStore
+from egomem.stream.sources import read_recording, replay
+
+DAY_S = 86_400.0
+MIN_OVERLAP_S = 2.0  # one identity poll: a user on screen this long during a visit stood for its person
+
+
+class _Timed:
+    """The manager's `process`, timed (CPU seconds per session)."""
+
+    def __init__(self, process: Callable[..., Any], cpu: list[float]) -> None:
+        self.process, self.cpu = process, cpu
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        c0 = time.process_time()
+        try:
+            return self.process(*args, **kwargs)
+        finally:
+            self.cpu.append(time.process_time() - c0)
+
+
+def _snapshot(store: MemoryStore, obs: Observation) -> None:
+    obs.day1_facts = {p: [f.text for f in current_facts(store, ids)] for p, ids in obs.person_users.items()}
+
+
+# -- transcript ---------------------------------------------------------------------------
+def respond(parts: Components, text: str, t: float, user_id: str | None) -> str:
+    """The dialog model's answer to one user turn, its `<retr>` queries served by retrieval
+    (as the agent does in its stream loop); returns what it said."""
+    said = []
+    for tok in parts.model.on_user_turn(UserTurn(text, t, t, user_id)):
+        for chunk in parts.retrieval.on_model_text(tok):
+            parts.model.on_memchunk(chunk)
+        said.append(tok)
+    out = "".join(said)
+    return " ".join(out.split("<answer>", 1)[-1].split())
+
+
+def run_transcript(sc: Scenario, store: MemoryStore, cfg: Config, models: Models) -> Observation:
+    obs = Observation(person_users={p: set() for p in sc.names})
+    for day in (1, 2):
+        if day == 2:
+            _snapshot(store, obs)
+        timeline = Timeline()
+        agent = build_agent(cfg, store, models, timeline)
+        agent.parts.manager.process = _Timed(agent.parts.manager.process, obs.cpu_s)  # type: ignore[method-assign]
+        origin = time.time() - (2 - day) * DAY_S
+        for i, s in enumerate(x for x in sc.sessions if x.day == day):
+            _transcript_session(sc, s, agent.parts, timeline, obs, origin + i * 600.0)
+    return obs
+
+
+def _transcript_session(
+    sc: Scenario, s: Session, parts: Components, timeline: Timeline, obs: Observation, start: float
+) -> None:
+    known = sorted(obs.person_users[s.person])
+    uid = known[0] if known else None
+    if uid is not None:  # the person is recognised (identity is given here): Level 1, greeting
+        before = len(timeline.of_type("assistant"))
+        for _ in range(5):
+            parts.retrieval.observe(Identification(IdentityStatus.KNOWN, user_id=uid), at=start)
+            if parts.retrieval.current_user() == uid:
+                break
+        obs.greetings[s.person] = [e.fields["text"] for e in timeline.of_type("assistant")[before:]]
+    turns: list[Turn] = []
+    asks = [q for q in sc.level2 if q.asker == s.person] if s.day == 2 else []
+    for k, u in enumerate(s.turns):
+        t = k * 8.0
+        turns.append(Turn(speaker="user", text=u.text, start=t, end=t + 3.0))
+        answer = respond(parts, u.text, t + 3.0, uid)
+        turns.append(Turn(speaker="assistant", text=answer, start=t + 3.5, end=t + 5.0))
+        if asks and u.kind.startswith("ask_"):
+            obs.answers[s.person] = answer
+    session = SessionText(
+        episode_id=new_id("e"),
+        start=start,
+        end=start + 8.0 * len(s.turns),
+        date=datetime.fromtimestamp(start, UTC).strftime("%-d %B %Y"),
+        turns=turns,
+        user_name=None,
+    )
+    ident = Identification(IdentityStatus.KNOWN, user_id=uid) if uid else Identification(IdentityStatus.NEW)
+    outcome = parts.manager.process(session, ident)
+    if outcome.user_id:
+        obs.person_users[s.person].add(outcome.user_id)
+
+
+# -- audio --------------------------------------------------------------------------------
+def run_audio(sc: Scenario, days: list[RenderedDay], store: MemoryStore, cfg: Config, models: Models) -> Observation:
+    obs = Observation(person_users={p: set() for p in sc.names})
+    for day, rd in enumerate(days, 1):
+        if day == 2:
+            _snapshot(store, obs)
+        timeline = Timeline()
+        agent = build_agent(cfg, store, models, timeline)
+        agent.parts.manager.process = _Timed(agent.parts.manager.process, obs.cpu_s)  # type: ignore[method-assign]
+        rec = read_recording(Path(rd.path), fps=cfg.runtime.video_fps)
+        result = agent.run(replay(rec), lockstep=True)
+        _map_people(rd, timeline, result.duration_s, obs)
+        _map_episodes(rd, store, agent.wall_origin, [o.episode_id for o in result.outcomes if o.ok], obs)
+        if day == 2:
+            _dialog_day2(sc, rd, timeline, obs)
+    return obs
+
+
+def _overlap(a0: float, a1: float, b0: float, b1: float) -> float:
+    return max(0.0, min(a1, b1) - max(a0, b0))
+
+
+def _map_people(rd: RenderedDay, timeline: Timeline, end: float, obs: Observation) -> None:
+    """Users who were the current user (Level 1) for a while during a person's visit."""
+    switches = [(e.time, e.fields.get("user")) for e in timeline.of_type("user")]
+    for (t0, uid), (t1, _) in zip(switches, [*switches[1:], (end, None)], strict=True):
+        for v in rd.visits:
+            if uid and _overlap(t0, t1, v.start, v.end) >= MIN_OVERLAP_S:
+                obs.person_users[v.person].add(str(uid))
+
+
+def _map_episodes(rd: RenderedDay, store: MemoryStore, origin: float, episodes: list[str], obs: Observation) -> None:
+    """Users this day's sessions were written to (a session no one was recognised in makes one)."""
+    users = {u.id for u in store.list_users(include_placeholders=False)}
+    for eid in episodes:
+        ep = store.get_episode(eid)
+        s, e = ep.start - origin, ep.end - origin
+        best = max(rd.visits, key=lambda v: _overlap(s, e, v.start, v.end))
+        if _overlap(s, e, best.start, best.end) > 0:
+            obs.person_users[best.person].update(u for u in ep.participants if u in users)
+
+
+def _dialog_day2(sc: Scenario, rd: RenderedDay, timeline: Timeline, obs: Observation) -> None:
+    said = [(e.time, str(e.fields["text"])) for e in timeline.of_type("assistant")]
+    day2 = [s for s in sc.sessions if s.day == 2]
+    for s, v in zip(day2, rd.visits, strict=True):
+        obs.greetings[s.person] = [x for t, x in said if v.start <= t < v.end]
+        for k, u in enumerate(s.turns):
+            if u.kind.startswith("ask_"):
+                obs.answers[s.person] = _answer_after(said, v, k)
+
+
+def _answer_after(said: list[tuple[float, str]], v: Visit, k: int) -> str:
+    """What the assistant said between the end of turn k and the start of the next one."""
+    start = v.turns[k][1] - 0.5
+    end = v.turns[k + 1][0] if k + 1 < len(v.turns) else v.end
+    return " ".join(x for t, x in said if start <= t < end)

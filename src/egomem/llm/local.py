@@ -1,0 +1,169 @@
+"""A local instruct model (GGUF) through llama-cpp-python: the default memory extractor and
+update agent when installed.
+
+The model is a packaged one (egomem.weights: "qwen2.5-coder-1.5b", assembled once and
+sha256-checked; "qwen2.5-coder-0.5b" for little RAM) or a local .gguf path. It is loaded
+once per process and shared. Answers are constrained by the task's JSON schema
+(llama.cpp compiles it to a grammar) at temperature 0, so they are deterministic: a
+failed answer is not retried here, it is an LLMError for the caller's fallback.
+
+Prompt tokens are most of the cost on a CPU: the payload is rendered compactly (fields
+only egomem needs are left out), and a RAM cache of evaluated prompt prefixes lets the
+fixed system prompt of each task be evaluated once per process.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+
+from egomem import weights
+from egomem.errors import ConfigError
+from egomem.llm.base import ChatProvider, ChatReply, LLMError
+
+if TYPE_CHECKING:
+    from egomem.providers import BuildContext, LocalLLMConfig
+
+PROMPT_VERSION = 2
+PREFIX_CACHE_BYTES = 1 << 30
+# Payload fields the model does not need: ids, stream times, quotes of items being
+# decided on, weights. (Empty values are dropped too.)
+_NOT_FOR_MODEL = frozenset({"episode_id", "start", "end", "source_text", "importance", "user_is_subject"})
+# Schema keywords that only inflate the grammar (a maxLength of 1000 becomes 1000 rules);
+# pydantic validates them after the answer anyway.
+_NOT_FOR_GRAMMAR = frozenset({"title", "description", "default", "maxLength", "minLength", "examples"})
+
+_MODELS: dict[tuple[str, int, int], tuple[Any, threading.Lock]] = {}
+_MODELS_LOCK = threading.Lock()
+
+
+def resolve_model_path(model: str, data_dir: Path | None = None) -> Path:
+    """A packaged model name or a local .gguf path -> the .gguf file (assembled if needed)."""
+    if model in weights.MODELS:
+        if weights.MODELS[model].kind != "gguf":
+            raise ConfigError(f"{model!r} is not a GGUF language model; use qwen2.5-coder-1.5b or -0.5b")
+        if data_dir is None:
+            from egomem.config import default_data_dir
+
+            data_dir = default_data_dir()
+        return weights.ensure(model, data_dir)
+    p = Path(model).expanduser() if model else None
+    if p is None or p.suffix != ".gguf" or not p.is_file():
+        raise ConfigError(
+            f"local LLM {model!r} is neither a packaged model (qwen2.5-coder-1.5b, qwen2.5-coder-0.5b) "
+            "nor an existing .gguf file"
+        )
+    return p
+
+
+def _load(path: Path, n_ctx: int, n_threads: int) -> tuple[Any, threading.Lock]:
+    key = (str(path.resolve()), n_ctx, n_threads)
+    with _MODELS_LOCK:
+        if key not in _MODELS:
+            try:
+                llama_cpp = importlib.import_module("llama_cpp")
+            except ImportError as exc:
+                raise ConfigError(
+                    "the local LLM needs the pip package llama-cpp-python==0.3.36 (no binary wheel: "
+                    "`make install` builds and caches it)"
+                ) from exc
+            try:
+                llm = llama_cpp.Llama(
+                    model_path=key[0], n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads, verbose=False
+                )
+            except (ValueError, RuntimeError) as exc:
+                raise ConfigError(f"llama.cpp cannot load {path.name}: {exc}") from exc
+            llm.set_cache(llama_cpp.LlamaRAMCache(capacity_bytes=PREFIX_CACHE_BYTES))
+            _MODELS[key] = (llm, threading.Lock())
+        return _MODELS[key]
+
+
+class LocalLLMProvider(ChatProvider):
+    name = "local"
+
+    def __init__(
+        self,
+        model: str | Path = "qwen2.5-coder-1.5b",
+        *,
+        data_dir: Path | None = None,
+        n_ctx: int = 4096,
+        n_threads: int = 2,
+        max_tokens: int = 768,
+        prompt_version: int = PROMPT_VERSION,
+    ) -> None:
+        super().__init__(prompt_version=prompt_version)
+        self.model_name = str(model)
+        self.model_path = resolve_model_path(self.model_name, data_dir)
+        self.max_tokens = max_tokens
+        self._llm, self._lock = _load(self.model_path, n_ctx, n_threads)
+
+    @classmethod
+    def from_config(cls, cfg: LocalLLMConfig, ctx: BuildContext) -> LocalLLMProvider:
+        return cls(cfg.model, data_dir=ctx.data_dir, n_ctx=cfg.n_ctx, n_threads=cfg.n_threads, max_tokens=cfg.max_tokens)
+
+    def render_payload(self, payload: BaseModel) -> str:
+        return json.dumps(_compact(payload.model_dump(mode="json")), ensure_ascii=False)
+
+    def chat(self, messages: list[dict[str, str]], json_schema: dict[str, Any], schema_name: str) -> ChatReply:
+        try:
+            with self._lock:
+                out = self._llm.create_chat_completion(
+                    messages=messages,
+                    temperature=0.0,
+                    max_tokens=self.max_tokens,
+                    response_format={"type": "json_object", "schema": grammar_schema(json_schema)},
+                )
+        except ValueError as exc:
+            # llama-cpp-python raises ValueError when the prompt does not fit the context.
+            raise LLMError("local model failed", f"{type(exc).__name__}: {str(exc)[:200]}") from exc
+        except RuntimeError as exc:
+            raise LLMError("local model failed", f"{type(exc).__name__}: {str(exc)[:200]}") from exc
+        return reply_from_completion(out)
+
+
+def reply_from_completion(out: Any) -> ChatReply:
+    """The ChatReply of a llama-cpp-python chat completion; a cut-off or empty answer is an
+    LLMError (its JSON would be incomplete)."""
+    try:
+        choice = out["choices"][0]
+        content = choice["message"]["content"]
+    except (KeyError, IndexError, TypeError) as exc:
+        raise LLMError("local model failed", f"unexpected completion shape: {type(exc).__name__}") from exc
+    if choice.get("finish_reason") == "length":
+        raise LLMError("answer cut off", "the model hit max_tokens before closing its JSON")
+    if not content or not str(content).strip():
+        raise LLMError("malformed JSON", "empty answer")
+    usage = out.get("usage") or {}
+    return ChatReply(
+        content=str(content),
+        prompt_tokens=int(usage.get("prompt_tokens") or 0),
+        completion_tokens=int(usage.get("completion_tokens") or 0),
+    )
+
+
+def grammar_schema(schema: Any) -> Any:
+    """`schema` without the keywords that only bloat llama.cpp's grammar."""
+    if isinstance(schema, dict):
+        return {k: grammar_schema(v) for k, v in schema.items() if k not in _NOT_FOR_GRAMMAR}
+    if isinstance(schema, list):
+        return [grammar_schema(v) for v in schema]
+    return schema
+
+
+def _empty(v: Any) -> bool:
+    # `is False`, not `== False`: an index or a similarity of 0 stays.
+    return v is None or v is False or (isinstance(v, (str, list, dict)) and not v)
+
+
+def _compact(data: Any) -> Any:
+    if isinstance(data, dict):
+        kept = {k: _compact(v) for k, v in data.items() if k not in _NOT_FOR_MODEL}
+        return {k: v for k, v in kept.items() if not _empty(v)}
+    if isinstance(data, list):
+        return [_compact(v) for v in data]
+    return data

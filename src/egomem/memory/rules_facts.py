@@ -1,0 +1,304 @@
+"""Rules for facts about the user: work, home, likes and dislikes, habits, pets, health,
+dates, life events, and the changes and retractions of any of them.
+
+A change ("now I live in Rome", "these days I work as a chef") is marked `change`, so
+the update agent supersedes the old value; a retraction ("I quit my job at Acme", "I no
+longer eat meat", "I stopped smoking") is marked `retract`, so it closes the old fact
+instead of adding one. "we" speaks for the user too ("we moved to Lyon").
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+from egomem.memory.rules_text import (
+    FREQUENCY,
+    Collector,
+    clean_object,
+    relative_dates,
+    third_person,
+    verb_phrase_3rd,
+)
+
+_I = r"\b(?:i|we)"
+_OBJ_END = r"(?= at | for | in |[,.;!?]|$)"
+_JOB_SUFFIX = re.compile(r"(?:er|or|ist|ian|ant|ent|ect|ive|ic|man|woman|nurse|chef|cook|doctor|student|pilot)$")
+_NOT_JOBS = {"fan", "believer", "lover", "person", "fighter", "member", "part", "beginner", "mother", "father"}
+_PETS = r"dog|cat|puppy|kitten|hamster|rabbit|bunny|bird|parrot|fish|turtle|snake|horse|guinea pig|lizard"
+_PRONOUN_OBJECTS = {"it", "that", "this", "you", "them", "those", "these", "how", "what", "when", "your", "him", "her"}
+_CHANGE = re.compile(r"\b(?:now|these days|nowadays|any ?more|no longer|since|switched|changed|recently)\b", re.I)
+# Jobs said with a verb: "I teach biology", "I drive a taxi", "I fix cars". Group 1, when
+# present, goes into the role ("biology teacher"); the object lists are closed on purpose.
+_JOB_VERBS: list[tuple[str, str]] = [
+    (r"teach(?: ((?!(?:my|our|him|her|them|me|you|people|how|at|in|to|for|and|the)\b)[a-z]+))?", "{} teacher"),
+    (r"drive an? (taxi|cab|bus|truck|lorry|van|ambulance|tram|train|forklift)", "{} driver"),
+    (r"drive for (?:uber|lyft|a living)", "driver"),
+    (r"(?:fix|repair) (?:cars|bikes|motorbikes|engines|trucks)", "mechanic"),
+    (r"(?:fix|repair) (?:computers|laptops|phones)", "repair technician"),
+    (r"cut hair", "hairdresser"),
+    (r"(?:write|develop) (?:code|software)", "software developer"),
+    (r"bake (?:bread|cakes|pastries) for a living", "baker"),
+    (r"deliver (?:mail|post|letters|parcels|packages)", "delivery worker"),
+]
+_HOBBY = re.compile(r"\b(?:for fun|as a hobby|in my (?:free|spare) time|sometimes|on weekends|at weekends)\b", re.I)
+
+
+def work(s: str, c: Collector) -> bool:
+    found = False
+    changed = bool(_CHANGE.search(s))
+    job = re.search(r"\bi work (?:at|for|in) ([^,.;!?]+?) as an? ([a-z][\w -]*?)(?=[,.;!?]| and |$)", s, re.I)
+    if job:
+        c.add("fact", _works_as(clean_object(job.group(2), 4)), 0.7, change=changed)
+        c.add("fact", f"works at {clean_object(job.group(1), 5)}", 0.7, change=changed)
+        return True
+    job = re.search(
+        r"\bi(?:'m| am)? (?:now |currently |still )?work(?:ing)? as (?:an? )?([a-z][\w -]*?)" + _OBJ_END,
+        s,
+        re.I,
+    )
+    if job is None:
+        job = re.search(rf"\b(?:i'm|i am) (?:now )?an? ([a-z][\w-]*(?: [a-z][\w-]*)?){_OBJ_END}", s, re.I)
+        if job and (job.group(1).split()[-1].lower() in _NOT_JOBS or not _JOB_SUFFIX.search(job.group(1).lower())):
+            job = None
+    if job:
+        c.add("fact", _works_as(clean_object(job.group(1), 4)), 0.7, change=changed)
+        found = True
+    elif not _HOBBY.search(s):
+        found = _job_verb(s, c, changed)
+    place = re.search(
+        r"\bi(?:'m| am)? (?:now |currently |still )?(?:work|working)(?: as an? [\w -]+?)? (?:at|for) ([^,.;!?]+)",
+        s,
+        re.I,
+    ) or re.search(r"\b(?:I'm|I am) an? [a-z][\w -]* (?:at|for) ([A-Z][^,.;!?]+)", s)
+    if place:
+        c.add("fact", f"works at {clean_object(place.group(1), 5)}", 0.7, change=changed)
+        found = True
+    if re.search(r"\b(?:i'm|i am) (?:now )?retired\b|\bi (?:just )?retired\b", s, re.I):
+        c.add("fact", "is retired", 0.7, change=True)
+        found = True
+    return found
+
+
+def _works_as(role: str) -> str:
+    return f"works as {'an' if role[:1].lower() in 'aeiou' else 'a'} {role}"
+
+
+def _job_verb(s: str, c: Collector, changed: bool) -> bool:
+    for verb, role in _JOB_VERBS:
+        m = re.search(rf"\bi (?:now |currently |still )?{verb}(?=[,.;!?]|$| and | at | for | in | to )", s, re.I)
+        if m is None:
+            continue
+        obj = m.group(1) if m.groups() else None
+        name = role.format(obj.lower()) if obj else role.replace("{} ", "")
+        c.add("fact", _works_as(name), 0.7, change=changed)
+        return True
+    return False
+
+
+def home(s: str, c: Collector) -> bool:
+    found = False
+    live = re.search(
+        rf"{_I} (?:now |currently |still |both )?(?:live|are living|am living|'m living|'re living) in ([^,.;!?]+)",
+        s,
+        re.I,
+    )
+    moved = re.search(
+        rf"{_I}(?:'ve| have)? (?:just |recently |finally |now |all )?(?:moved|relocated) to ([^,.;!?]+)", s, re.I
+    )
+    hit = live or moved
+    if hit:
+        c.add("fact", f"lives in {clean_object(hit.group(1), 5)}", 0.7, change=bool(moved) or bool(_CHANGE.search(s)))
+        found = True
+    origin = re.search(r"\b[Ii](?:'m| am| come) (?:originally )?from ([A-Z][^,.;!?]*)", s)
+    if origin:
+        c.add("fact", f"is from {clean_object(origin.group(1), 5)}", 0.6)
+        found = True
+    return found
+
+
+def preferences(s: str, c: Collector) -> bool:
+    neg = re.search(
+        r"\bi (?:really |just |absolutely |honestly )?(?:don't|do not|never|didn't) (?:really )?(?:like|love|enjoy|care for) ([^,.;!?]+)",  # noqa: E501
+        s,
+        re.IGNORECASE,
+    ) or re.search(
+        r"\bi (?:really |absolutely |just )?(?:hate|dislike|detest|loathe|despise|can't stand|cannot stand|can't bear)"
+        r" ([^,.;!?]+)|\b(?:i'm|i am) not (?:a (?:big |huge )?fan of|into|big on) ([^,.;!?]+)",
+        s,
+        re.I,
+    )
+    pos = re.search(
+        r"\bi (?:really |absolutely |just |also |totally |still |do )?(?:like|love|enjoy|adore|prefer) ([^,.;!?]+)",
+        s,
+        re.IGNORECASE,
+    )
+    found = False
+    for m, verb in ((neg, "dislikes"), (pos, "likes")):
+        if m is None:
+            continue
+        if m is pos:  # keep the strength the user chose: love/adore/enjoy/prefer, not all "likes"
+            said = re.search(r"\b(like|love|enjoy|adore|prefer)\b", m.group(0), re.I)
+            verb = {"like": "likes", "love": "loves", "enjoy": "enjoys", "adore": "adores", "prefer": "prefers"}[
+                said.group(1).lower() if said else "like"
+            ]
+        obj = clean_object(next(g for g in m.groups() if g), 6)
+        if obj and obj.split()[0].lower() not in _PRONOUN_OBJECTS and not obj.lower().startswith(("to hear", "to see")):
+            c.add("preference", f"{verb} {third_person(obj)}", 0.5, change=bool(_CHANGE.search(s)))
+            found = True
+    fav = re.search(r"\bmy favou?rite ([\w ]+?) (?:is|are) ([^,.;!?]+)", s, re.IGNORECASE)
+    if fav:
+        c.add("preference", f"favorite {fav.group(1).lower()} is {clean_object(fav.group(2), 6)}", 0.5)
+        found = True
+    return found
+
+
+def habits(s: str, c: Collector) -> bool:
+    """Habits: "every morning I go running", "on weekends I play chess", "I usually walk to work"."""
+    lead = re.search(rf"\b({FREQUENCY}),? (?:i|we) (?:usually |often |always |normally )?([a-z][^,.;!?]+)", s, re.I)
+    tail = re.search(rf"{_I} ((?!(?:am|was|were|'m|have been)\b)[a-z][^,.;!?]*?) ({FREQUENCY})\b", s, re.I)
+    adverb = re.search(rf"{_I} (usually|always|often|normally|generally|regularly|typically) ([a-z][^,.;!?]+)", s, re.I)
+    if lead:
+        when, what = lead.group(1).lower(), lead.group(2)
+    elif tail:
+        when, what = tail.group(2).lower(), tail.group(1)
+    elif adverb:
+        when, what = adverb.group(1).lower(), adverb.group(2)
+    else:
+        return False
+    what = clean_object(re.sub(rf"\s*\b(?:{FREQUENCY})\b", "", what, flags=re.I), 8)
+    if len(what.split()) < 1 or what.split()[0].lower() in {"don't", "do", "never", "not", "can't", "am", "was"}:
+        return False
+    adverbial = when in ("usually", "always", "often", "normally", "generally", "regularly", "typically")
+    text = f"{when} {verb_phrase_3rd(what)}" if adverbial else f"{verb_phrase_3rd(what)} {when}"
+    c.add("fact", text, 0.5)
+    return True
+
+
+def retractions(s: str, c: Collector) -> bool:
+    """What the user says has ended."""
+    found = False
+    quit_ = (
+        re.search(
+            r"\bi (?:just |recently |finally )?(?:quit|left|lost) my (?:job|position) (?:at|with|in) ([^,.;!?]+)",
+            s,
+            re.I,
+        )
+        or re.search(
+            r"\b[Ii] (?:just |recently |finally )?(?:quit|left|resigned from|was fired from|got fired from|"
+            r"was laid off from|got laid off from|retired from) ([A-Z][^,.;!?]*)",
+            s,
+        )
+        or re.search(r"\bi (?:no longer|don't|do not) work (?:at|for) ([^,.;!?]+?)(?: any ?more)?[.!?]?$", s, re.I)
+    )
+    if quit_:
+        c.add("fact", f"works at {clean_object(quit_.group(1), 5)}", 0.7, retract=True)
+        found = True
+    if re.search(r"\bi (?:just |recently |finally )?(?:quit|left|lost) my job\b", s, re.I):
+        # Whatever the job and workplace were, they have ended.
+        c.add("fact", "works as their former job", 0.7, retract=True, retract_slot=True)
+        if not quit_:
+            c.add("fact", "works at their former workplace", 0.7, retract=True, retract_slot=True)
+        found = True
+    gone = re.search(rf"{_I} (?:don't|do not|no longer) (?:have|own) an? (" + _PETS + r"|car|bike)\b", s, re.I)
+    if gone:
+        c.add("fact", f"has a {gone.group(1).lower()}", 0.6, retract=True)
+        found = True
+    not_job = re.search(r"\b(?:i'm|i am) (?:not|no longer) an? ([a-z][\w -]*?)(?: any ?more)?(?=[,.;!?]|$)", s, re.I)
+    if not_job and re.search(r"\b(?:any ?more|no longer)\b", s, re.I):
+        c.add("fact", _works_as(clean_object(not_job.group(1), 4)), 0.7, retract=True)
+        found = True
+    left = re.search(rf"{_I} (?:don't|do not|no longer) live in ([^,.;!?]+?)(?: any ?more)?(?=[,.;!?]|$)", s, re.I)
+    if left and re.search(r"\b(?:any ?more|no longer)\b", s, re.I):
+        c.add("fact", f"lives in {clean_object(left.group(1), 5)}", 0.7, retract=True)
+        found = True
+    if found:
+        return True
+    stopped = re.search(
+        rf"{_I} (?:have |'ve |just |finally )?(?:stopped|quit|gave up|gave up on) ([a-z]+ing\b[^,.;!?]*)", s, re.I
+    )
+    if stopped:
+        what = third_person(clean_object(stopped.group(1), 6))
+        c.add("fact", what, 0.6, retract=True)
+        c.add("fact", f"stopped {what}", 0.5)
+        return True
+    no_more = re.search(rf"{_I} (?:no longer|don't|do not|never) ([a-z][^,.;!?]*?) any ?more\b", s, re.I) or re.search(
+        rf"{_I} no longer ([a-z][^,.;!?]*)", s, re.I
+    )
+    if no_more and no_more.group(1).split()[0].lower() not in {"like", "love", "enjoy", "have", "work", "live", "know"}:
+        what = clean_object(no_more.group(1), 6)
+        c.add("fact", verb_phrase_3rd(what), 0.6, retract=True)
+        c.add("fact", f"no longer {verb_phrase_3rd(what)}", 0.5)
+        return True
+    return False
+
+
+def body(s: str, c: Collector) -> bool:
+    found = False
+    pet = re.search(
+        rf"{_I} (?:have|got|adopted|own|'ve got|have got) (?:a|an|two|three|\d+) (?:little |new |pet |sweet )?("
+        + _PETS
+        + r")s?"
+        r"(?:,? (?:named|called) ([A-Za-z][a-zà-ÿ'-]+))?",
+        s,
+        re.IGNORECASE,
+    ) or re.search(
+        r"\b(?:my|our) (" + _PETS + r")(?:'s name is| is called| named) ([A-Za-z][a-zà-ÿ'-]+)", s, re.IGNORECASE
+    )
+    if pet:
+        kind, name = pet.group(1).lower(), pet.group(2)
+        c.add("fact", f"has a {kind} named {name[:1].upper() + name[1:]}" if name else f"has a {kind}", 0.6)
+        found = True
+    allergy = re.search(r"\bi(?:'m| am) (?:very |severely |really |deathly )?allergic to ([^,.;!?]+)", s, re.I)
+    allergy2 = re.search(r"\bi have an? (\w+) allergy", s, re.IGNORECASE)
+    if allergy or allergy2:
+        what = clean_object(allergy.group(1), 4) if allergy else (allergy2.group(1) if allergy2 else "")
+        c.add("fact", f"is allergic to {what}", 0.9)
+        found = True
+    bday = re.search(r"\bmy birthday is (?:on )?([^,.;!?]+)", s, re.IGNORECASE) or re.search(
+        r"\bi was born on ([^,.;!?]+)", s, re.IGNORECASE
+    )
+    if bday:
+        c.add("fact", f"birthday is {clean_object(bday.group(1), 5)}", 0.8)
+        found = True
+    age = re.search(r"\b(?:i'm|i am|i just turned) (\d{1,3})(?: years old)?\b", s, re.IGNORECASE)
+    if age and 3 <= int(age.group(1)) <= 120:
+        c.add("fact", f"is {age.group(1)} years old", 0.6)
+        found = True
+    return found
+
+
+_EVENT_VERBS = (
+    "went|visited|attended|started|joined|finished|graduated|got|bought|adopted|took|ran|signed up|met|won|"
+    "painted|wrote|made|built|learned|learnt|volunteered|traveled|travelled|decided|received|celebrated|"
+    "organized|organised|gave|became|tried|read|watched|saw|found|lost|spent|am planning|'m planning|plan|"
+    "want|hope|have been|'ve been|am going|'m going|am thinking|'m thinking|am learning|'m learning|"
+    "am taking|'m taking|am working on|'m working on|recently|just"
+)
+_THIRD_PERSON = {
+    "'m planning": "is planning", "am planning": "is planning", "plan": "plans", "want": "wants",
+    "hope": "hopes", "have been": "has been", "'ve been": "has been", "am going": "is going",
+    "'m going": "is going", "am thinking": "is thinking", "'m thinking": "is thinking",
+    "am learning": "is learning", "'m learning": "is learning", "am taking": "is taking",
+    "'m taking": "is taking", "am working on": "is working on", "'m working on": "is working on",
+}  # fmt: skip
+
+
+def event(s: str, c: Collector, day: datetime) -> None:
+    m = re.match(
+        r"^(?:(?:so|well|actually|yeah|yes|oh|and|but|also|guess what|btw)[,!]? )*(i|we)"
+        r"(?: (?:just|recently|finally|also|actually|even))? (" + _EVENT_VERBS + r") (.+)$",
+        s,
+        re.IGNORECASE,
+    )
+    if m is None:
+        return
+    verb = m.group(2).lower()
+    rest = clean_object(relative_dates(m.group(3), day), 16)
+    if len(rest.split()) < 2:
+        return
+    verb = _THIRD_PERSON.get(verb, verb)
+    text = f"{verb} {third_person(rest)}"
+    if m.group(1).lower() == "we":
+        text += " with others"
+    c.add("fact", text, 0.4)

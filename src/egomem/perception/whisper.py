@@ -1,0 +1,142 @@
+"""Whisper ASR through faster-whisper (CTranslate2, int8 on CPU): the default backend.
+
+The weights come from pip packages (egomem.weights: "base" is assembled once into the data
+directory, "tiny.en" is used where pip put it), or from a local CTranslate2 directory;
+nothing is ever downloaded (`local_files_only`). A model is loaded once per process and
+shared by every backend instance that asks for the same files and settings.
+
+Besides the lower-case `transcribe` of every backend, Whisper keeps casing and
+punctuation (`transcribe_cased`: names and questions are easier to see downstream) and
+gives word timestamps (`transcribe_words`).
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from egomem import weights
+from egomem.errors import ConfigError
+from egomem.perception.asr import ASRBackend, Word, decodable16k
+from egomem.perception.audio import SAMPLE_RATE
+
+if TYPE_CHECKING:
+    from egomem.providers import BuildContext, WhisperConfig
+
+_MODELS: dict[tuple[str, str, int], Any] = {}
+_MODELS_LOCK = threading.Lock()
+
+
+def resolve_model_dir(model: str, data_dir: Path | None = None) -> Path:
+    """A packaged model name ("base", "tiny.en") or a local CTranslate2 directory -> the directory."""
+    if model in weights.MODELS:
+        if weights.MODELS[model].kind != "whisper":
+            raise ConfigError(f"{model!r} is not a Whisper model; use base or tiny.en")
+        if data_dir is None:
+            from egomem.config import default_data_dir
+
+            data_dir = default_data_dir()
+        return weights.ensure(model, data_dir)
+    p = Path(model).expanduser() if model else None
+    if p is None or not (p / "model.bin").is_file():
+        raise ConfigError(
+            f"Whisper model {model!r} is neither a packaged model (base, tiny.en) nor a local CTranslate2 "
+            "directory with model.bin; egomem never downloads models"
+        )
+    return p
+
+
+def _load(model_dir: Path, compute_type: str, cpu_threads: int) -> Any:
+    key = (str(model_dir.resolve()), compute_type, cpu_threads)
+    with _MODELS_LOCK:
+        if key not in _MODELS:
+            try:
+                from faster_whisper import WhisperModel
+            except ImportError as exc:
+                raise ConfigError(
+                    "the faster-whisper ASR needs the pip package faster-whisper: pip install 'egomem[models]'"
+                ) from exc
+            _MODELS[key] = WhisperModel(
+                key[0], device="cpu", compute_type=compute_type, cpu_threads=cpu_threads, local_files_only=True
+            )
+        return _MODELS[key]
+
+
+class FasterWhisperASR(ASRBackend):
+    name = "faster-whisper"
+
+    def __init__(
+        self,
+        model: str | Path = "base",
+        *,
+        data_dir: Path | None = None,
+        beam_size: int = 5,
+        compute_type: str = "int8",
+        cpu_threads: int = 2,
+        language: str = "en",
+        hotwords_from_memory: bool = True,
+    ) -> None:
+        self.model_name = str(model)
+        self.model_dir = resolve_model_dir(self.model_name, data_dir)
+        self._model = _load(self.model_dir, compute_type, cpu_threads)
+        self.beam_size = beam_size
+        self.language = language
+        self.hotwords_from_memory = hotwords_from_memory
+        self._hotwords: str | None = None
+        # One decode at a time per instance; CTranslate2 would queue them anyway.
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_config(cls, cfg: WhisperConfig, ctx: BuildContext) -> FasterWhisperASR:
+        return cls(
+            cfg.model,
+            data_dir=ctx.data_dir,
+            beam_size=cfg.beam_size,
+            compute_type=cfg.compute_type,
+            cpu_threads=cfg.cpu_threads,
+            language=cfg.language,
+            hotwords_from_memory=cfg.hotwords_from_memory,
+        )
+
+    def set_hotwords(self, names: list[str]) -> None:
+        """Names already in memory, given to the decoder so it spells them as remembered.
+        Ignored when `hotwords_from_memory` is off; an empty list clears them."""
+        if not self.hotwords_from_memory:
+            return
+        unique = list(dict.fromkeys(n.strip() for n in names if n.strip()))
+        self._hotwords = ", ".join(unique) if unique else None
+
+    def _segments(self, audio: np.ndarray, *, words: bool) -> list[Any]:
+        with self._lock:
+            segments, _info = self._model.transcribe(
+                audio,
+                language=self.language,
+                beam_size=self.beam_size,
+                word_timestamps=words,
+                hotwords=self._hotwords,
+            )
+            return list(segments)  # the generator decodes lazily: finish it under the lock
+
+    def _transcribe16k(self, audio: np.ndarray) -> str:
+        return " ".join(s.text.strip() for s in self._segments(audio, words=False)).strip()
+
+    def transcribe_cased(self, audio: np.ndarray, sample_rate: int = SAMPLE_RATE) -> str:
+        """The text as Whisper wrote it: cased and punctuated ("" for silence or too-short audio)."""
+        a = decodable16k(audio, sample_rate)
+        return "" if a is None else self._transcribe16k(a)
+
+    def transcribe_words(self, audio: np.ndarray, sample_rate: int = SAMPLE_RATE) -> list[Word]:
+        """Every word with its start and end (seconds from the start of `audio`), cased and
+        punctuated as Whisper wrote it; `" ".join(w.text for w in words)` is the cased text."""
+        a = decodable16k(audio, sample_rate)
+        if a is None:
+            return []
+        return [
+            Word(w.word.strip(), float(w.start), float(w.end), float(w.probability))
+            for s in self._segments(a, words=True)
+            for w in (s.words or [])
+            if w.word.strip()
+        ]

@@ -1,0 +1,163 @@
+"""One database connection, its transactions, and its errors as one-line StoreErrors.
+
+The connection is in autocommit mode and a write transaction is opened with the
+dialect's own BEGIN statement: `BEGIN IMMEDIATE` on SQLite (take the write lock up
+front, so two processes queue on the busy timeout instead of failing mid-write, which
+the sqlite3 module cannot express), plain `BEGIN` on PostgreSQL. Reads outside a
+transaction run without one, as before; SQLAlchemy's own begin would open a transaction
+for every read. `transaction()` nests by joining the outer transaction, and every
+operation in `store/ops/` runs inside it, so a memory change and its history row commit
+together.
+
+A lost connection (server restart, terminated backend) raises StoreError; the failed
+transaction is gone with it, and the next call outside a transaction reconnects.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, Engine, Inspector, RowMapping
+from sqlalchemy.exc import DBAPIError, StatementError
+
+from egomem.errors import StoreError
+
+Params = Mapping[str, Any] | Sequence[Mapping[str, Any]] | None
+T = TypeVar("T")
+
+
+_COMMIT = sa.text("COMMIT")
+
+
+def first_line(exc: BaseException | None) -> str:
+    """The first line of an error's message (drivers append SQL, parameters, hints)."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+class Database:
+    """The store's connection to one database (`where` names it in messages, never with a password)."""
+
+    def __init__(self, engine: Engine, *, begin: str, where: str) -> None:
+        self.engine = engine
+        self.where = where
+        self._begin = sa.text(begin)
+        self._lock = threading.RLock()
+        self._depth = 0
+        self._conn: Connection | None = None
+        self._closed = False
+
+    @property
+    def dialect(self) -> str:
+        return self.engine.dialect.name
+
+    # -- connection -------------------------------------------------------------------
+    def connection(self) -> Connection:
+        """The live connection (opened, or reopened after a loss, when no transaction is running)."""
+        if self._closed:
+            raise StoreError("the store is closed")
+        conn = self._conn
+        if conn is None or conn.closed or conn.invalidated:
+            if self._depth > 0:
+                raise StoreError(f"lost the connection to {self.where} in a transaction: it was rolled back")
+            if conn is not None:
+                conn.close()
+            try:
+                conn = self._conn = self.engine.connect()
+            except DBAPIError as exc:
+                raise StoreError(f"cannot connect to {self.where}: {first_line(exc.orig)}") from exc
+        return conn
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+            self.engine.dispose()
+
+    # -- transactions -----------------------------------------------------------------
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        with self._lock:
+            outer = self._depth == 0
+            if outer:
+                self.execute(self._begin)
+            self._depth += 1
+            try:
+                yield
+            except BaseException:
+                self._depth -= 1
+                if outer:
+                    self._rollback()
+                raise
+            self._depth -= 1
+            if outer:
+                self.execute(_COMMIT)
+
+    @property
+    def in_transaction(self) -> bool:
+        return self._depth > 0
+
+    def _rollback(self) -> None:
+        conn = self._conn
+        if conn is None or conn.closed or conn.invalidated:
+            return  # the server dropped the transaction with the connection
+        try:
+            conn.exec_driver_sql("ROLLBACK")
+        except DBAPIError:
+            conn.invalidate()  # unusable: the next call reconnects
+
+    # -- statements --------------------------------------------------------------------
+    def execute(self, statement: sa.Executable, params: Params = None) -> None:
+        """Run a statement for its effect (a list of parameter dicts runs it once per dict)."""
+        self._run(statement, params, fetch=False)
+
+    def fetch(self, statement: sa.Executable, params: Params = None) -> list[RowMapping]:
+        """Run a statement and return its rows, each addressed by column name."""
+        return self._run(statement, params, fetch=True)
+
+    def first(self, statement: sa.Executable, params: Params = None) -> RowMapping | None:
+        rows = self.fetch(statement, params)
+        return rows[0] if rows else None
+
+    def inspect(self, look: Callable[[Inspector], T]) -> T:
+        """Ask the database about its own schema (tables, columns, reflection)."""
+        with self._lock:
+            try:
+                return look(sa.inspect(self.connection()))
+            except DBAPIError as exc:
+                raise self._error(exc) from exc
+
+    def _run(self, statement: sa.Executable, params: Params, *, fetch: bool) -> list[RowMapping]:
+        with self._lock:
+            conn = self.connection()
+            try:
+                result = conn.execute(statement, params)
+                return list(result.mappings().all()) if fetch and result.returns_rows else []
+            except DBAPIError as exc:
+                raise self._error(exc) from exc
+            except StatementError as exc:  # raised while binding parameters, before the driver
+                if isinstance(exc.orig, UnicodeEncodeError):
+                    raise _bad_unicode() from exc
+                raise StoreError(f"store error: {first_line(exc.orig)}") from exc
+            except UnicodeEncodeError as exc:
+                raise _bad_unicode() from exc
+
+    def _error(self, exc: DBAPIError) -> StoreError:
+        if exc.connection_invalidated:
+            return StoreError(
+                f"lost the connection to {self.where} ({first_line(exc.orig)});"
+                " the operation was not applied and the next call reconnects"
+            )
+        if isinstance(exc, sa.exc.IntegrityError):
+            return StoreError(f"write refused by the store: {first_line(exc.orig)}")
+        return StoreError(f"store error: {first_line(exc.orig)}")
+
+
+def _bad_unicode() -> StoreError:
+    return StoreError("text with invalid Unicode (a lone surrogate) cannot be stored")

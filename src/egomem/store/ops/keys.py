@@ -1,0 +1,146 @@
+"""Identity keys: face and voice embeddings of a person, as portable float32 blobs.
+
+On a database with native vector search the key is also written to the pgvector
+`embedding` column, in the same INSERT, which the nearest-keys query searches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import sqlalchemy as sa
+from sqlalchemy.engine import RowMapping
+
+from egomem.encoders import check_dim
+from egomem.errors import DimensionError, NotFoundError
+from egomem.schemas import IdentityKey, Modality, Op, now
+from egomem.store.capabilities import StoreCapabilities
+from egomem.store.db import Database
+from egomem.store.ops.history import HistoryOps
+from egomem.store.ops.users import UserOps
+from egomem.store.schema import KEY_COLUMNS, identity_keys
+
+
+def vector_to_blob(vector: np.ndarray | Sequence[float]) -> tuple[bytes, int]:
+    arr = np.asarray(vector, dtype=np.float32)
+    if arr.ndim != 1 or arr.size == 0:
+        raise DimensionError(f"an identity key must be a non-empty 1-d vector, got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise DimensionError("an identity key contains NaN or infinite values")
+    return arr.astype("<f4").tobytes(), int(arr.size)
+
+
+def blob_to_vector(blob: bytes) -> np.ndarray:
+    return np.frombuffer(bytes(blob), dtype="<f4").copy()
+
+
+def _key(row: RowMapping) -> IdentityKey:
+    return IdentityKey(
+        id=row["id"],
+        user_id=row["user_id"],
+        modality=Modality(row["modality"]),
+        model=row["model"],
+        dim=row["dim"],
+        vector=blob_to_vector(row["vector"]).tolist(),
+        condition=row["condition"],
+        created_at=row["created_at"],
+    )
+
+
+# Built once: add and nearest_keys ask this on every call.
+_STORED_DIM = (
+    sa.select(identity_keys.c.dim)
+    # LIMIT 1: every stored key of a model has the same dimension; don't scan them all.
+    .where(identity_keys.c.model == sa.bindparam("model"), identity_keys.c.modality == sa.bindparam("modality"))
+    .limit(1)
+)
+
+
+_INSERT = sa.insert(identity_keys).returning(identity_keys.c.id)
+
+
+class KeyOps:
+    def __init__(self, db: Database, log: HistoryOps, users: UserOps, capabilities: StoreCapabilities) -> None:
+        self.db, self.log, self.users, self.capabilities = db, log, users, capabilities
+
+    def stored_dim(self, modality: Modality, model: str) -> int | None:
+        """The dimension of this encoder's stored keys (all equal: add enforces it), None when there are none."""
+        row = self.db.first(_STORED_DIM, {"model": model, "modality": modality.value})
+        return None if row is None else int(row["dim"])
+
+    def add(
+        self,
+        user_id: str,
+        modality: Modality,
+        vector: np.ndarray | Sequence[float],
+        model: str,
+        *,
+        condition: str = "",
+        cause: str = "",
+    ) -> IdentityKey:
+        modality = Modality(modality)
+        blob, dim = vector_to_blob(vector)
+        check_dim(model, dim)
+        with self.db.transaction():
+            self.users.get(user_id)
+            stored = self.stored_dim(modality, model)
+            if stored is not None and stored != dim:
+                raise DimensionError(f"stored {model} keys have {stored} dimensions, got {dim}")
+            created = now()
+            values: dict[str, object] = {
+                "user_id": user_id,
+                "modality": modality.value,
+                "model": model,
+                "dim": dim,
+                "vector": blob,
+                "condition": condition,
+                "created_at": created,
+            }
+            if self.capabilities.native_vector_search:
+                values["embedding"] = np.frombuffer(blob, dtype="<f4")
+            row = self.db.first(_INSERT, values)
+            key_id = int(row["id"]) if row else 0
+            after = {"modality": modality.value, "model": model}
+            self.log.write(Op.ADD, "key", str(key_id), user_id, None, after, cause)
+        return IdentityKey(
+            id=key_id,
+            user_id=user_id,
+            modality=modality,
+            model=model,
+            dim=dim,
+            vector=np.frombuffer(blob, dtype="<f4").tolist(),
+            created_at=created,
+            condition=condition,
+        )
+
+    def all(self, modality: Modality | None = None, user_id: str | None = None) -> list[IdentityKey]:
+        query = sa.select(*KEY_COLUMNS)
+        if modality is not None:
+            query = query.where(identity_keys.c.modality == Modality(modality).value)
+        if user_id is not None:
+            query = query.where(identity_keys.c.user_id == user_id)
+        return [_key(r) for r in self.db.fetch(query.order_by(identity_keys.c.id))]
+
+    def delete(self, key_id: int, *, cause: str = "") -> None:
+        with self.db.transaction():
+            row = self.db.first(sa.select(*KEY_COLUMNS).where(identity_keys.c.id == key_id))
+            if row is None:
+                raise NotFoundError(f"unknown key id {key_id}")
+            self.db.execute(sa.delete(identity_keys).where(identity_keys.c.id == key_id))
+            before = {"modality": row["modality"], "model": row["model"]}
+            self.log.write(Op.DELETE, "key", str(key_id), row["user_id"], before, None, cause)
+
+    def matrix(self, modality: Modality, model: str) -> tuple[list[int], list[str], np.ndarray]:
+        """(key ids, user ids, (n, dim) float32 matrix) of one encoder's keys, in id order.
+
+        Reads the raw float32 blobs: decoding 100k keys through IdentityKey models costs seconds."""
+        rows = self.db.fetch(
+            sa.select(identity_keys.c.id, identity_keys.c.user_id, identity_keys.c.vector)
+            .where(identity_keys.c.modality == modality.value, identity_keys.c.model == model)
+            .order_by(identity_keys.c.id)
+        )
+        ids, users = [int(r["id"]) for r in rows], [str(r["user_id"]) for r in rows]
+        dim = len(rows[0]["vector"]) // 4 if rows else 0
+        matrix = np.frombuffer(b"".join(bytes(r["vector"]) for r in rows), dtype="<f4").reshape(len(rows), dim)
+        return ids, users, matrix

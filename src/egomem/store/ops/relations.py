@@ -1,0 +1,74 @@
+"""The social graph: edges from a person to another person (or to a name not yet met)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import sqlalchemy as sa
+
+from egomem.errors import NotFoundError, StoreError
+from egomem.schemas import Op, Relation, now
+from egomem.store.db import Database
+from egomem.store.ops.history import HistoryOps
+from egomem.store.schema import relations
+
+if TYPE_CHECKING:  # users.py imports purge.py, which imports this module
+    from egomem.store.ops.users import UserOps
+
+
+def edges_of(user_id: str | sa.BindParameter[str]) -> sa.ColumnElement[bool]:
+    """Edges where the user is subject or object."""
+    return sa.or_(relations.c.subject_id == user_id, relations.c.object_id == user_id)
+
+
+# Built once: the hot read paths skip statement construction and SQLAlchemy's cache-key work.
+_BY_ID = sa.select(relations).where(relations.c.id == sa.bindparam("id"))
+_EDGES = {
+    history: sa.select(relations)
+    .where(edges_of(sa.bindparam("user_id")), *([] if history else [relations.c.valid_to.is_(None)]))
+    .order_by(relations.c.valid_from, relations.c.id)
+    for history in (False, True)
+}
+
+
+class RelationOps:
+    def __init__(self, db: Database, log: HistoryOps, users: UserOps) -> None:
+        self.db, self.log, self.users = db, log, users
+
+    def add(self, relation: Relation, *, cause: str = "") -> Relation:
+        if not relation.relation.strip():
+            raise StoreError("a relation needs a non-empty relation word")
+        if relation.object_id is None and not (relation.object_name or "").strip():
+            raise StoreError("a relation needs an object user or an object name")
+        with self.db.transaction():
+            self.users.get(relation.subject_id)
+            if relation.object_id is not None:
+                self.users.get(relation.object_id)
+            state = relation.model_dump()
+            self.db.execute(sa.insert(relations).values({c.name: state[c.name] for c in relations.c}))
+            subject, other = relation.subject_id, relation.object_id
+            self.log.write(Op.ADD, "relation", relation.id, subject, None, state, cause, other_user_id=other)
+        return relation
+
+    def get(self, relation_id: str) -> Relation:
+        row = self.db.first(_BY_ID, {"id": relation_id})
+        if row is None:
+            raise NotFoundError(f"unknown relation id {relation_id!r}")
+        return Relation.model_validate(dict(row))
+
+    def all(self, user_id: str, *, include_history: bool = False) -> list[Relation]:
+        """Edges where the user is subject or object."""
+        rows = self.db.fetch(_EDGES[include_history], {"user_id": user_id})
+        return [Relation.model_validate(dict(r)) for r in rows]
+
+    def close(self, relation_id: str, *, at: float | None = None, cause: str = "") -> Relation:
+        at = now() if at is None else at
+        with self.db.transaction():
+            old = self.get(relation_id)
+            self.db.execute(sa.update(relations).where(relations.c.id == relation_id).values(valid_to=at))
+            new = old.model_copy(update={"valid_to": at})
+            before, after = old.model_dump(), new.model_dump()
+            self.log.write(
+                Op.UPDATE, "relation", relation_id, old.subject_id, before, after, cause, other_user_id=old.object_id
+            )
+        return new

@@ -1,0 +1,145 @@
+"""The memory store's tables, in one SQLAlchemy MetaData: what queries are built from.
+
+This is the current schema; the migrations in `store/migrations/` create it step by step
+(a migration is frozen once released, this module moves on). Column types are chosen so
+that both dialects get what the first schema gave them: TEXT, DOUBLE PRECISION, BLOB on
+SQLite / BYTEA on PostgreSQL, `INTEGER PRIMARY KEY` (the rowid) on SQLite / a BIGINT
+identity column on PostgreSQL.
+
+Two things exist on PostgreSQL only: `identity_keys.embedding` (the pgvector copy of
+each key, searched by the database; SQLite has no such column, so queries name their
+columns: `KEY_COLUMNS`) and `egomem_schema` (the schema version; SQLite keeps it in
+PRAGMA user_version).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.types import TypeEngine
+
+try:
+    from pgvector.sqlalchemy import VECTOR
+
+    EMBEDDING: TypeEngine[Any] = VECTOR()
+except ImportError:  # the `postgres` extra is not installed: only SQLite can be used, which lacks the column
+    EMBEDDING = sa.types.NullType()
+
+# BIGINT identity on PostgreSQL; plain INTEGER on SQLite, where only `INTEGER PRIMARY KEY` is the rowid.
+ROW_ID = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
+REAL = sa.DOUBLE_PRECISION
+
+metadata = sa.MetaData()
+
+users = sa.Table(
+    "users",
+    metadata,
+    sa.Column("id", sa.Text, primary_key=True),
+    sa.Column("name", sa.Text),
+    sa.Column("placeholder", sa.Integer, nullable=False, server_default=sa.text("0")),  # 0/1, as in schema 1
+    sa.Column("created_at", REAL, nullable=False),
+    sa.Column("last_seen", REAL),
+    sa.Index("users_name", "name"),
+)
+
+identity_keys = sa.Table(
+    "identity_keys",
+    metadata,
+    sa.Column("id", ROW_ID, sa.Identity(), primary_key=True),
+    sa.Column("user_id", sa.Text, sa.ForeignKey("users.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("modality", sa.Text, nullable=False),
+    sa.Column("model", sa.Text, nullable=False),
+    sa.Column("dim", sa.Integer, nullable=False),
+    sa.Column("vector", sa.LargeBinary, nullable=False),  # float32 little-endian: bit-exact on every backend
+    sa.Column("condition", sa.Text, nullable=False, server_default=""),
+    sa.Column("created_at", REAL, nullable=False),
+    sa.Column("embedding", EMBEDDING),  # PostgreSQL only (see the module docstring)
+    sa.CheckConstraint("modality IN ('face', 'voice')"),
+    sa.CheckConstraint("dim > 0"),
+    sa.Index("identity_keys_user", "user_id", "modality"),
+)
+# The columns every backend has (identity_keys minus the PostgreSQL-only embedding).
+KEY_COLUMNS = tuple(c for c in identity_keys.c if c.name != "embedding")
+
+episodes = sa.Table(
+    "episodes",
+    metadata,
+    sa.Column("id", sa.Text, primary_key=True),
+    sa.Column("start_t", REAL, nullable=False),
+    sa.Column("end_t", REAL, nullable=False),
+    sa.Column("user_transcript", sa.Text, nullable=False, server_default=""),
+    sa.Column("assistant_transcript", sa.Text, nullable=False, server_default=""),
+    sa.Column("summary", sa.Text, nullable=False, server_default=""),
+    sa.Column("status", sa.Text, nullable=False, server_default="done"),
+    sa.Column("created_at", REAL, nullable=False),
+)
+
+episode_participants = sa.Table(
+    "episode_participants",
+    metadata,
+    sa.Column("episode_id", sa.Text, sa.ForeignKey("episodes.id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("user_id", sa.Text, sa.ForeignKey("users.id", ondelete="CASCADE"), primary_key=True),
+    sa.Index("episode_participants_user", "user_id"),
+)
+
+facts = sa.Table(
+    "facts",
+    metadata,
+    sa.Column("id", sa.Text, primary_key=True),
+    sa.Column("user_id", sa.Text, sa.ForeignKey("users.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("kind", sa.Text, nullable=False),
+    sa.Column("text", sa.Text, nullable=False),
+    sa.Column("confidence", REAL, nullable=False),
+    sa.Column("source_episode", sa.Text, sa.ForeignKey("episodes.id", ondelete="SET NULL")),
+    sa.Column("source_text", sa.Text),
+    sa.Column("created_at", REAL, nullable=False),
+    sa.Column("valid_from", REAL, nullable=False),
+    sa.Column("valid_to", REAL),
+    sa.Column("superseded_by", sa.Text),
+    sa.Column("importance", REAL, nullable=False, server_default=sa.text("0.5")),
+    sa.Column("use_count", sa.Integer, nullable=False, server_default=sa.text("0")),
+    sa.Column("last_used", REAL),
+    sa.CheckConstraint("kind IN ('fact', 'preference', 'summary', 'persona')"),
+    sa.Index("facts_user", "user_id", "valid_to"),
+)
+
+relations = sa.Table(
+    "relations",
+    metadata,
+    sa.Column("id", sa.Text, primary_key=True),
+    sa.Column("subject_id", sa.Text, sa.ForeignKey("users.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("relation", sa.Text, nullable=False),
+    sa.Column("object_id", sa.Text, sa.ForeignKey("users.id", ondelete="CASCADE")),
+    sa.Column("object_name", sa.Text),
+    sa.Column("source_episode", sa.Text, sa.ForeignKey("episodes.id", ondelete="SET NULL")),
+    sa.Column("created_at", REAL, nullable=False),
+    sa.Column("valid_from", REAL, nullable=False),
+    sa.Column("valid_to", REAL),
+    sa.CheckConstraint("object_id IS NOT NULL OR object_name IS NOT NULL"),
+    sa.Index("relations_subject", "subject_id"),
+    sa.Index("relations_object", "object_id"),
+)
+
+# Append-only log of every memory operation. user_id / other_user_id name the people whose
+# data a row holds, so that deleting a person purges their rows.
+history = sa.Table(
+    "history",
+    metadata,
+    sa.Column("id", ROW_ID, sa.Identity(), primary_key=True),
+    sa.Column("at", REAL, nullable=False),
+    sa.Column("op", sa.Text, nullable=False),
+    sa.Column("entity", sa.Text, nullable=False),
+    sa.Column("entity_id", sa.Text, nullable=False),
+    sa.Column("user_id", sa.Text),
+    sa.Column("other_user_id", sa.Text),
+    sa.Column("before_json", sa.Text),
+    sa.Column("after_json", sa.Text),
+    sa.Column("cause", sa.Text, nullable=False, server_default=""),
+    sa.CheckConstraint("op IN ('ADD', 'UPDATE', 'DELETE', 'NOOP')"),
+    sa.Index("history_user", "user_id"),
+    sa.Index("history_other_user", "other_user_id"),
+)
+
+# PostgreSQL only: the schema version (one row).
+egomem_schema = sa.Table("egomem_schema", metadata, sa.Column("version", sa.Integer, nullable=False))

@@ -1,0 +1,84 @@
+"""Names during the session: a recognised user whose name memory lacks is asked for it
+(never told "we haven't met"); when they say it, it is written at once and Level 1
+refreshes, inside the real agent loop."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from egomem.dialog.base import UserTurn
+from egomem.dialog.template import TemplateResponder
+from egomem.schemas import MemChunk
+
+
+def _chunk(user: str | None, text: str) -> MemChunk:
+    return MemChunk(level=1, text=text, user_id=user, at=0.0)
+
+
+def test_recognised_unnamed_user_is_asked_not_told_we_never_met() -> None:
+    m = TemplateResponder()
+    m.on_memchunk(_chunk("u1", "Current user: name not known yet\nFacts:\n- works as a nurse"))
+    said = "".join(m.proactive(0.0))
+    assert "met" not in said and "name" in said and said.startswith("Hello again")
+    m.on_memchunk(_chunk("u2", "Current user: name not known yet"))
+    said = "".join(m.proactive(0.0))
+    assert "met" not in said and "What's your name?" in said
+
+
+def test_name_learned_mid_session_is_acknowledged_once() -> None:
+    m = TemplateResponder()
+    m.on_memchunk(_chunk("u1", "Current user: name not known yet"))
+    list(m.proactive(0.0))
+    m.on_memchunk(_chunk("u1", "Current user: Anna"))  # memory wrote the name, Level 1 refreshed
+    assert "".join(m.proactive(1.0)) == "Nice to meet you, Anna."
+    assert "".join(m.on_user_turn(UserTurn("i'm anna", 1.0, 2.0))) == ""  # already answered
+    assert "".join(m.on_user_turn(UserTurn("i love tennis", 3.0, 4.0))) == "I see. Tell me more."
+
+
+class _ScriptedASR:
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def transcribe(self, audio: Any) -> str:
+        return self.text
+
+
+def test_agent_writes_a_name_said_during_the_session(store: Any) -> None:
+    from egomem.config import Config
+    from egomem.identity.types import Identification, IdentityStatus
+    from egomem.memory.manager import MemoryManager
+    from egomem.memory.rules_provider import RulesProvider
+    from egomem.memory.trigger.metrics import sessions
+    from egomem.perception.vad import SileroVAD
+    from egomem.retrieval.encoder import default_encoder
+    from egomem.retrieval.process import RetrievalProcess
+    from egomem.runtime.agent import Components, EgoMem
+    from egomem.schemas import Fact
+
+    user = store.create_user(None)
+    store.add_fact(Fact(user_id=user.id, text="works as a nurse"))
+    config = Config()
+    encoder = default_encoder()
+    retrieval = RetrievalProcess(store, encoder=encoder, config=config.retrieval)
+    asr = _ScriptedASR("oh sorry i'm sarah by the way")
+    parts = Components(
+        store=store,
+        retrieval=retrieval,
+        model=TemplateResponder(),
+        transcriber=asr,
+        trigger=None,  # memory management is not run here
+        sessions=sessions,
+        manager=MemoryManager(store, RulesProvider(), encoder, config.memory),
+        vad=SileroVAD(),
+    )
+    agent = EgoMem(config, parts)
+    for _ in range(3):  # identity debounce
+        retrieval.observe(Identification(IdentityStatus.KNOWN, user_id=user.id))
+    agent._user_turn(1.0, 2.0, None)
+    assert store.get_user(user.id).name == "Sarah"
+    assert retrieval.level1_chunk().text.startswith("Current user: Sarah")
+    said = [ev.fields["text"] for ev in agent.timeline.of_type("assistant")]
+    assert said[0].startswith("Hello again!") and said[1:] == ["Nice to meet you, Sarah."]
+    asr.text = "i'm tired today"  # no name: nothing written, the name stays
+    agent._user_turn(3.0, 4.0, None)
+    assert store.get_user(user.id).name == "Sarah"

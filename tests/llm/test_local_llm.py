@@ -1,0 +1,92 @@
+"""The local LLM provider with the real packaged model (Qwen2.5-Coder-1.5B-Instruct through
+llama-cpp-python), and its handling of answers that are not usable JSON.
+
+`make install` builds llama-cpp-python and assembles the model; where either is missing
+these tests fail with the one-line error naming what to install (they do not skip)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from egomem.errors import ConfigError
+from egomem.llm.base import LLMError, parse_json_reply
+from egomem.llm.local import LocalLLMProvider, grammar_schema, reply_from_completion
+from egomem.memory.extractor import MemoryExtractor
+from egomem.memory.items import Extraction, SessionText, Turn
+
+SESSION = SessionText(
+    episode_id="ep-local",
+    start=0.0,
+    end=30.0,
+    date="3 March 2025",
+    turns=[
+        Turn(speaker="user", text="Hi, I'm Nadia. I work as a vet at the animal clinic."),
+        Turn(speaker="assistant", text="Nice to meet you, Nadia."),
+        Turn(speaker="user", text="Do you know my neighbour Paul?"),
+    ],
+)
+
+
+@pytest.fixture(scope="module")
+def provider() -> LocalLLMProvider:
+    return LocalLLMProvider("qwen2.5-coder-1.5b")
+
+
+def test_local_model_extracts_a_name_and_a_fact(provider: LocalLLMProvider) -> None:
+    before = provider.usage.calls
+    result = MemoryExtractor(provider).extract(SESSION)
+    kinds = {(it.kind, it.text.lower()) for it in result.items}
+    assert ("name", "nadia") in kinds
+    assert any(k == "fact" and "vet" in t for k, t in kinds)
+    assert not any("paul" in t for _, t in kinds)  # a question is not a source of facts
+    assert result.dropped == []  # every quote is the user's own words
+    assert provider.usage.calls == before + 1 and provider.usage.failures == 0
+    assert provider.usage.seconds > 0 and provider.usage.cpu_seconds > 0 and provider.usage.prompt_tokens > 100
+
+
+def test_an_answer_cut_off_by_max_tokens_is_an_llm_error(provider: LocalLLMProvider) -> None:
+    short = LocalLLMProvider("qwen2.5-coder-1.5b", max_tokens=8)
+    assert short._llm is provider._llm  # loaded once per process
+    with pytest.raises(LLMError) as err:
+        short.run("extract", SESSION, Extraction)
+    assert err.value.reason == "answer cut off" and short.usage.failures == 1
+
+
+def _completion(content: Any, finish: str = "stop") -> dict[str, Any]:
+    return {
+        "choices": [{"message": {"content": content}, "finish_reason": finish}],
+        "usage": {"prompt_tokens": 7, "completion_tokens": 3},
+    }
+
+
+def test_plumbing_malformed_and_cut_off_completions() -> None:
+    ok = reply_from_completion(_completion('{"items": []}'))
+    assert ok.content == '{"items": []}' and (ok.prompt_tokens, ok.completion_tokens) == (7, 3)
+    with pytest.raises(LLMError, match="answer cut off"):
+        reply_from_completion(_completion('{"items": [{"kind": "na', finish="length"))
+    with pytest.raises(LLMError, match="malformed JSON"):
+        reply_from_completion(_completion("   "))
+    with pytest.raises(LLMError, match="unexpected completion shape"):
+        reply_from_completion({"choices": []})
+    with pytest.raises(LLMError, match="malformed JSON"):
+        parse_json_reply('{"items": [', Extraction)
+    with pytest.raises(LLMError, match="wrong JSON shape"):
+        parse_json_reply('{"items": [{"kind": "joke", "text": "x", "source_text": "x"}]}', Extraction)
+
+
+def test_grammar_schema_drops_only_bloating_keywords() -> None:
+    schema = Extraction.model_json_schema()
+    slim = grammar_schema(schema)
+    item = slim["$defs"]["ExtractedItem"]
+    assert "maxLength" not in item["properties"]["text"] and "title" not in item
+    assert item["required"] == schema["$defs"]["ExtractedItem"]["required"]
+    assert item["properties"]["kind"]["enum"] == ["name", "fact", "preference", "summary", "relation"]
+
+
+def test_missing_model_file_is_a_clear_error(tmp_path: Any) -> None:
+    with pytest.raises(ConfigError, match="neither a packaged model"):
+        LocalLLMProvider(str(tmp_path / "missing.gguf"))
+    with pytest.raises(ConfigError, match="not a GGUF language model"):
+        LocalLLMProvider("base")
