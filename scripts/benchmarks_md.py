@@ -60,9 +60,9 @@ SUMMARY: tuple[Row, ...] = (
         PAPER["face_lfw"],
     ),
     Row(
-        "detect + embed + search, one 640×480 frame, ms",
+        "detect + embed + search, one 640×480 frame, wall / CPU ms",
         "face",
-        ("frame_640x480_ms_p50",),
+        ("frame_640x480_ms_p50", "frame_640x480_cpu_ms_p50"),
         PAPER["face_frame"],
         "{:.0f}",
     ),
@@ -175,7 +175,9 @@ def summary(results: dict[str, dict[str, Any]]) -> str:
         else:
             vals = [get(rec["metrics"], p) for p in r.paths]
             ours = MISSING if all(v is None for v in vals) else " / ".join(fmt(v, r.fmt) for v in vals)
-        rows.append([r.what, f"`egomem bench {r.bench}`", ours, r.paper])
+        # The command that made the figure, as recorded (a --quick run shows as one).
+        command = rec["command"].split(" --json ")[0] if rec is not None else f"egomem bench {r.bench}"
+        rows.append([r.what, f"`{command}`", ours, r.paper])
     return "## Summary\n\n" + table(["what", "command", "ours", "paper"], rows)
 
 
@@ -226,8 +228,8 @@ def locomo(rec: dict[str, Any]) -> str:
     return (
         f"{m.get('questions')} questions of categories 1–4 in {m.get('conversations')} conversations, "
         "ingested through the product's store and answered by the product's search "
-        "(`retrieval/search.py`, recipe `DEFAULT_TURNS`). Recipes were chosen on conversations 1–5; "
-        "6–10 are the test set.\n\n"
+        "(`retrieval/search.py`, recipe `DEFAULT_TURNS`, fixed before the dev grid below was run). "
+        "Conversations 1–5 are the dev set (recipe choice), 6–10 the test set.\n\n"
         + table(header, rows)
         + f"\n\nRecipe choice on the dev conversations (chosen: `{sel.get('chosen')}`):\n\n"
         + grid
@@ -275,7 +277,7 @@ def load_results(root: Path = RESULTS) -> dict[str, dict[str, Any]]:
 
 
 def render(results: dict[str, dict[str, Any]]) -> str:
-    parts = [INTRO, summary(results)]
+    parts = [INTRO.strip(), summary(results)]
     names = [n for n in ORDER if n in results] + sorted(n for n in results if n not in ORDER)
     for name in names:
         rec = results[name]

@@ -6,10 +6,10 @@ kal_diphone voices); the output is committed so `make demo` needs no TTS:
     python scripts/make_demo_assets.py --shared ../shared/data
 
 The photos are real (ageitgey/face_recognition examples, MIT; see ATTRIBUTION.md);
-the voices are Festival's. The lines were chosen so that the offline default ASR
-(pocketsphinx) hears them; e.g. it hears "Emily" at the start of a sentence in these
-voices as "family", so John says "I work with Emily. She is my colleague.".
-Emily and John are the scenario's names, not the names of the people in the photos.
+the voices are Festival's. The lines are ordinary phrasing (names said as "I'm Emily",
+"John here"; a job said with "working as"; a move said as "we moved"), not lines picked
+for an ASR or for the extraction rules. Emily and John are the scenario's names, not the
+names of the people in the photos.
 """
 
 from __future__ import annotations
@@ -30,20 +30,31 @@ PEOPLE = {
     "John": {"voice": "ked_diphone", "photos": ["kit_harington/john1.jpeg"]},
 }
 
-# (who, photo index, [utterances]); None = nobody there for that many seconds.
+# (who, photo index, [utterances]); a float = nobody there for that many seconds.
+# Ordinary phrasing, as people talk: nothing here was chosen for what an ASR hears or
+# for what an extractor rule matches (the lines of the first demo were; see git history).
 DAYS: dict[str, list[tuple[str, int, list[str]] | float]] = {
     "day1": [
         3.0,
-        ("Emily", 0, ["Hi, my name is Emily.", "I am a nurse at the hospital.", "I live in London.", "I love hiking."]),
+        (
+            "Emily",
+            0,
+            [
+                "Hi there! I'm Emily.",
+                "I've been working as a nurse at the city hospital for six years now.",
+                "I live in London, not far from the river.",
+                "On weekends I usually go hiking in the hills.",
+            ],
+        ),
         6.0,
         (
             "John",
             0,
             [
-                "Hello, my name is John.",
-                "I played tennis this morning.",
-                "I love tennis.",
-                "I work with Emily. She is my colleague.",
+                "Hey, John here.",
+                "I'm a doctor at the same hospital, so Emily is my colleague.",
+                "I played tennis this morning before my shift.",
+                "I really love playing tennis.",
             ],
         ),
         3.0,
@@ -54,10 +65,10 @@ DAYS: dict[str, list[tuple[str, int, list[str]] | float]] = {
             "Emily",
             1,
             [
-                "Good morning.",
-                "Do any of my colleagues love tennis?",
-                "I want to learn tennis too.",
-                "I just moved to Paris.",
+                "Good morning!",
+                "Do any of my colleagues play tennis?",
+                "I'd like to learn to play tennis too.",
+                "Oh, and we moved to Paris last month.",
             ],
         ),
         3.0,

@@ -88,8 +88,10 @@ MODELS: dict[str, PackagedModel] = {
                     "d01c3014881c9c6f3133c182f3d2887eb6ca1c789a7538c5c007196857a0a6a9",
                     145_217_532,
                 ),
-                *(ModelFile(f, (Source(_WB1.dist, _WB1.module, f"data/{f}"),)) for f in
-                  ("config.json", "tokenizer.json", "vocabulary.txt")),
+                *(
+                    ModelFile(f, (Source(_WB1.dist, _WB1.module, f"data/{f}"),))
+                    for f in ("config.json", "tokenizer.json", "vocabulary.txt")
+                ),
             ),
             description="Whisper base (multilingual, 74M), = Systran/faster-whisper-base, MIT",
         ),

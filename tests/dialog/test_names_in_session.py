@@ -82,3 +82,49 @@ def test_agent_writes_a_name_said_during_the_session(store: Any) -> None:
     asr.text = "i'm tired today"  # no name: nothing written, the name stays
     agent._user_turn(3.0, 4.0, None)
     assert store.get_user(user.id).name == "Sarah"
+
+
+def test_a_name_said_just_after_a_change_of_person_waits_for_its_speaker(store: Any) -> None:
+    """Level 1 is debounced: just after person B replaces A, it still says A. "John here"
+    then must not name A; it names B once B becomes current (the demo's day-1 hand-over)."""
+    from egomem.config import Config
+    from egomem.identity.types import Identification, IdentityStatus
+    from egomem.memory.manager import MemoryManager
+    from egomem.memory.rules_provider import RulesProvider
+    from egomem.memory.trigger.metrics import sessions
+    from egomem.perception.vad import SileroVAD
+    from egomem.retrieval.encoder import default_encoder
+    from egomem.retrieval.process import RetrievalProcess
+    from egomem.runtime.agent import Components, EgoMem
+
+    a, b = store.create_user(None), store.create_user(None)
+    config = Config()
+    encoder = default_encoder()
+    retrieval = RetrievalProcess(store, encoder=encoder, config=config.retrieval)
+    parts = Components(
+        store=store,
+        retrieval=retrieval,
+        model=TemplateResponder(),
+        transcriber=_ScriptedASR("hey john here"),
+        trigger=None,  # memory management is not run here
+        sessions=sessions,
+        manager=MemoryManager(store, RulesProvider(), encoder, config.memory),
+        vad=SileroVAD(),
+    )
+    agent = EgoMem(config, parts)
+    retrieval.clock = lambda: agent.wall_origin + agent.buffer.now_s
+    for _ in range(3):
+        retrieval.observe(Identification(IdentityStatus.KNOWN, user_id=a.id))
+    agent._settle_pending_name(0.0, retrieval.current_user())
+    assert retrieval.current_user() == a.id
+    retrieval.observe(Identification(IdentityStatus.KNOWN, user_id=b.id))  # B seen; Level 1 still A
+    assert retrieval.current_user() == a.id
+    agent._user_turn(1.0, 2.0, None)
+    assert store.get_user(a.id).name is None  # not the stale current user
+    for _ in range(2):
+        retrieval.observe(Identification(IdentityStatus.KNOWN, user_id=b.id))
+    assert retrieval.current_user() == b.id
+    agent._settle_pending_name(3.0, a.id)  # still A: keeps waiting
+    assert store.get_user(a.id).name is None
+    agent._settle_pending_name(4.0, b.id)
+    assert store.get_user(b.id).name == "John" and store.get_user(a.id).name is None

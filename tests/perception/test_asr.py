@@ -10,8 +10,8 @@ import pytest
 
 from egomem.errors import ConfigError, InputError
 from egomem.perception.asr import PocketSphinxASR, make_asr, normalise_text, wer, word_errors
-from egomem.perception.whisper import FasterWhisperASR
 from egomem.perception.audio import load_audio
+from egomem.perception.whisper import FasterWhisperASR
 
 EVAL = Path(__file__).resolve().parents[1] / "data" / "speech" / "eval"
 

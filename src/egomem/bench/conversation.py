@@ -12,7 +12,8 @@ metric are defined in egomem.bench.convo.score.
 Options (`--set key=value`): scenarios=N per split (default 10; --quick: 2),
 split=dev|test|both (default both), extractors=rules,local (default: both, local
 reported as not run when unavailable), variants=audio,transcript (default both;
---quick: transcript), audio_scenarios=M (run audio on the first M only), cache=DIR for
+--quick: transcript), audio_scenarios=M and local_scenarios=K (run the audio variant /
+the local extractor on the first M / K scenarios only), cache=DIR for
 rendered media, dump=DIR for one JSON per scenario run (turns, gold, memory, counts).
 """
 
@@ -101,7 +102,9 @@ def run_one(
 def run(options: BenchOptions) -> BenchResult:
     data = options.data or DEFAULT_DATA
     n = int(options.extra.get("scenarios", 2 if options.quick else 10))
-    n_audio = int(options.extra.get("audio_scenarios", n))  # audio is ~10x slower: may be capped
+    # Audio and the local LLM are many times slower than transcript + rules: they may be capped.
+    n_audio = int(options.extra.get("audio_scenarios", n))
+    n_local = int(options.extra.get("local_scenarios", n))
     split = options.extra.get("split", "both")
     if split not in ("dev", "test", "both"):
         raise InputError(f"split must be dev, test or both; got {split!r}")
@@ -126,7 +129,7 @@ def run(options: BenchOptions) -> BenchResult:
         for seed in range(n):
             sc = generate(sp, seed)
             for (ext, variant), tally in tallies.items():
-                if variant == "transcript" or seed < n_audio:
+                if (variant == "transcript" or seed < n_audio) and (ext != "local" or seed < n_local):
                     tally.merge(run_one(sc, variant, configs[ext], models, data, cache, dump))
         for (ext, variant), tally in tallies.items():
             m = {**metrics(tally), **_counts(tally)}

@@ -104,7 +104,9 @@ class LocalLLMProvider(ChatProvider):
 
     @classmethod
     def from_config(cls, cfg: LocalLLMConfig, ctx: BuildContext) -> LocalLLMProvider:
-        return cls(cfg.model, data_dir=ctx.data_dir, n_ctx=cfg.n_ctx, n_threads=cfg.n_threads, max_tokens=cfg.max_tokens)
+        return cls(
+            cfg.model, data_dir=ctx.data_dir, n_ctx=cfg.n_ctx, n_threads=cfg.n_threads, max_tokens=cfg.max_tokens
+        )
 
     def render_payload(self, payload: BaseModel) -> str:
         return json.dumps(_compact(payload.model_dump(mode="json")), ensure_ascii=False)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 
 from egomem.config import RetrievalConfig
@@ -64,6 +65,9 @@ class RetrievalProcess:
         self._lock = threading.RLock()  # guards the current user and both chunks
         self._level1 = MemChunk(level=1, at=clock())
         self._level2 = MemChunk(level=2, at=clock())
+        # Raw per-poll matches before debouncing, (time, user id or None): who was actually
+        # seen and heard at a moment, where current_user() may still be the previous person.
+        self._matches: deque[tuple[float, str | None]] = deque(maxlen=256)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -71,6 +75,11 @@ class RetrievalProcess:
     def current_user(self) -> str | None:
         with self._lock:
             return self.tracker.current
+
+    def matches_between(self, t0: float, t1: float) -> list[str | None]:
+        """The raw (not debounced) matches of the polls observed between two clock times."""
+        with self._lock:
+            return [u for t, u in self._matches if t0 <= t <= t1]
 
     def level1_chunk(self) -> MemChunk:
         with self._lock:
@@ -145,6 +154,7 @@ class RetrievalProcess:
         """Apply one identification (what poll_once does after identifying)."""
         at = self.clock() if at is None else at
         with self._lock:
+            self._matches.append((at, ident.user_id))
             changed = self.tracker.update(ident)
             if changed == UserTracker.NO_CHANGE:
                 return

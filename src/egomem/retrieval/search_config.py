@@ -6,9 +6,9 @@ whether a query that names one speaker favours that speaker's turns. The runtime
 admin API and the benchmarks pass a recipe to the one search function, so a benchmark
 figure measures exactly what users run (Graphiti's `search_config.py` is the model).
 
-The named recipes at the bottom are constants. `DEFAULT_TURNS` was chosen on LoCoMo
-conversations 1-5 only (`egomem bench locomo` reports the choice and the test figure on
-conversations 6-10).
+The named recipes at the bottom are constants. `DEFAULT_TURNS` (window 1, speaker-aware)
+is the recipe fixed before the LoCoMo dev grid was run; `egomem bench locomo` reports it
+on conversations 6-10 (test) and which grid recipe conversations 1-5 (dev) prefer.
 """
 
 from __future__ import annotations

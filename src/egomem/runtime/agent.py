@@ -55,6 +55,9 @@ from egomem.stream.sources import Step
 
 log = logging.getLogger(__name__)
 
+# A name heard while the speaker is not yet identified waits this many polls for them.
+NAME_WAIT_POLLS = 3
+
 
 class Trigger(Protocol):
     def tag(self, listen16k: np.ndarray, speak16k: np.ndarray) -> np.ndarray: ...
@@ -123,6 +126,7 @@ class EgoMem:
         self._heard: list[tuple[float, float, str]] = []  # transcribed user turns
         self._said: list[tuple[float, str]] = []  # the assistant's lines
         self._presence: list[tuple[float, str | None]] = []  # (poll time, current user)
+        self._pending_name: tuple[str, float, str | None] | None = None  # (name, heard at, Level-1 user then)
         self._log_lock = threading.Lock()
         self._dialog_lock = threading.RLock()
         self._outcomes: list[SessionOutcome] = []
@@ -257,7 +261,7 @@ class EgoMem:
             with self._log_lock:
                 self._heard.append((start, end, text))
             self.timeline.add(end, "heard", text=text, user=self.parts.retrieval.current_user())
-            self._learn_name(text, end)
+            self._learn_name(text, start, end)
             turn = UserTurn(text, start, end, self.parts.retrieval.current_user())
             self._speak(self.parts.model.on_user_turn(turn), end)
         self.times.dialog += time.perf_counter() - t0
@@ -326,6 +330,7 @@ class EgoMem:
                 current = self.parts.retrieval.current_user()
                 with self._log_lock:
                     self._presence.append((t, current))
+                self._settle_pending_name(t, current)
                 if self.parts.learn is not None and ident.user_id is not None and ident.user_id == current:
                     self.parts.learn(ident)  # key refresh only from confirmed (debounced) matches
             except Exception:  # a failed poll must not kill the process; the next one retries
@@ -389,16 +394,50 @@ class EgoMem:
         with self._log_lock:
             return _majority([u for t, u in self._presence if start <= t <= end + lag])
 
-    def _learn_name(self, text: str, t: float) -> None:
-        """A recognised user whose name memory lacks says it ("I'm Anna"): write it now, not
-        after the session, and refresh Level 1 so the dialog model knows it at once."""
-        user = self.parts.retrieval.current_user()
-        if user is None or self._name_of(user) is not None:
-            return
+    def _learn_name(self, text: str, start: float, end: float) -> None:
+        """A user whose name memory lacks says it ("I'm Anna"): write it now, not after the
+        session, and refresh Level 1 so the dialog model knows it at once.
+
+        Who said it must be certain, or a name lands on the wrong person. The Level-1 user
+        is debounced, so just after a change of person it is still the previous one: the name
+        goes to the current user only when a poll during the utterance matched that user
+        itself; otherwise it waits for the next user to become current (a newly enrolled
+        person, typically) within `NAME_WAIT_POLLS` polls, and is dropped after that (the
+        session's extraction still finds it)."""
         try:
             name = name_in(text, [u.name for u in self.parts.store.list_users() if u.name])
-            if name is None:
+        except EgomemError as exc:
+            self.timeline.add(end, "warning", text=f"could not read a name: {exc}")
+            return
+        if name is None:
+            return
+        user = self.parts.retrieval.current_user()
+        interval = self.config.retrieval.poll_interval_s
+        seen = self.parts.retrieval.matches_between(self.wall_origin + start - interval, self.wall_origin + end + 1e-3)
+        if user is not None and seen and all(u == user for u in seen):
+            self._adopt_name(user, name, end)
+        else:
+            with self._log_lock:
+                self._pending_name = (name, end, user)
+
+    def _settle_pending_name(self, t: float, current: str | None) -> None:
+        with self._log_lock:
+            pending = self._pending_name
+            if pending is None:
                 return
+            if t - pending[1] > NAME_WAIT_POLLS * self.config.retrieval.poll_interval_s:
+                self._pending_name = None
+                return
+        if current is None or current == pending[2]:
+            return  # still the previous user (or nobody): wait for the speaker to be identified
+        with self._log_lock:
+            self._pending_name = None
+        self._adopt_name(current, pending[0], t)
+
+    def _adopt_name(self, user: str, name: str, t: float) -> None:
+        if self._name_of(user) is not None:
+            return
+        try:
             with self.parts.store.transaction():
                 done = adopt_name(self.parts.store, user, name, cause="name said during the session")
         except EgomemError as exc:

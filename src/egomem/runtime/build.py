@@ -16,6 +16,7 @@ from egomem.dialog.base import DuplexModel
 from egomem.dialog.speech import Synthesizer
 from egomem.identity.types import Identification
 from egomem.memory.manager import MemoryManager
+from egomem.memory.rules_provider import RulesProvider
 from egomem.memory.trigger.metrics import sessions
 from egomem.perception.asr import Transcriber
 from egomem.perception.vad import SileroVAD
@@ -104,7 +105,10 @@ def build_agent(
         store, identifier, enroller=_Enroller(identifier), config=config.retrieval, encoder=models.text
     )
     llm = create("llm", config.llm, models.context)
-    manager = MemoryManager(store, llm, models.text, config.memory)
+    # A model's answer that fails validation is not retried forever: the rules answer that
+    # session instead, and the episode records why (status done:fallback(<reason>)).
+    fallback = None if isinstance(llm, RulesProvider) else RulesProvider()
+    manager = MemoryManager(store, llm, models.text, config.memory, fallback=fallback)
     parts = Components(
         store=store,
         retrieval=retrieval,

@@ -92,10 +92,12 @@ def run_demo(config: Config, echo: Callable[[str], None], *, assets: Path = ASSE
 
             timeline.subscribe(show)
             agent = build_agent(config, store, models, timeline)
+            agent.record()
             result = agent.run(replay(rec), lockstep=True)
+            wav = agent.write_recording(demo_dir / f"{day}-conversation.wav")
             echo(
                 f"-- {day}: {len(result.sessions)} session(s); processed {result.duration_s:.0f} s of stream "
-                f"in {result.wall_s:.1f} s"
+                f"in {result.wall_s:.1f} s; the conversation (left: microphone, right: assistant) is in {wav}"
             )
         memory = memory_snapshot(store)
     finally:

@@ -35,7 +35,7 @@ from egomem.store.base import MemoryStore
 from egomem.stream.sources import read_recording, replay
 
 DAY_S = 86_400.0
-MIN_OVERLAP_S = 2.0  # one identity poll: a user on screen this long during a visit stood for its person
+MIN_OVERLAP_S = 2.0  # one identity poll
 
 
 class _Timed:
@@ -141,12 +141,18 @@ def _overlap(a0: float, a1: float, b0: float, b1: float) -> float:
 
 
 def _map_people(rd: RenderedDay, timeline: Timeline, end: float, obs: Observation) -> None:
-    """Users who were the current user (Level 1) for a while during a person's visit."""
+    """Each visit's user: the one that was the current user (Level 1) longest during it. Not
+    any user seen during it: the previous visitor stays current for a few polls after the
+    next one appears (identity confirmation), which is latency, not a merge."""
     switches = [(e.time, e.fields.get("user")) for e in timeline.of_type("user")]
-    for (t0, uid), (t1, _) in zip(switches, [*switches[1:], (end, None)], strict=True):
-        for v in rd.visits:
-            if uid and _overlap(t0, t1, v.start, v.end) >= MIN_OVERLAP_S:
-                obs.person_users[v.person].add(str(uid))
+    spans = [(t0, t1, uid) for (t0, uid), (t1, _) in zip(switches, [*switches[1:], (end, None)], strict=True) if uid]
+    for v in rd.visits:
+        shares: dict[str, float] = {}
+        for t0, t1, uid in spans:
+            shares[str(uid)] = shares.get(str(uid), 0.0) + _overlap(t0, t1, v.start, v.end)
+        best = max(shares, key=lambda u: shares[u], default=None)
+        if best is not None and shares[best] >= MIN_OVERLAP_S:
+            obs.person_users[v.person].add(best)
 
 
 def _map_episodes(rd: RenderedDay, store: MemoryStore, origin: float, episodes: list[str], obs: Observation) -> None:
