@@ -86,7 +86,7 @@ def test_grammar_schema_drops_only_bloating_keywords() -> None:
 
 
 def test_missing_model_file_is_a_clear_error(tmp_path: Any) -> None:
-    with pytest.raises(ConfigError, match="neither a packaged model"):
+    with pytest.raises(ConfigError, match="not a packaged model"):
         LocalLLMProvider(str(tmp_path / "missing.gguf"))
     with pytest.raises(ConfigError, match="not a GGUF language model"):
         LocalLLMProvider("base")

@@ -55,8 +55,8 @@ def resolve_model_path(model: str, data_dir: Path | None = None) -> Path:
     p = Path(model).expanduser() if model else None
     if p is None or p.suffix != ".gguf" or not p.is_file():
         raise ConfigError(
-            f"local LLM {model!r} is neither a packaged model (qwen2.5-coder-1.5b, qwen2.5-coder-0.5b) "
-            "nor an existing .gguf file"
+            f"local LLM {str(model)!r} is not a packaged model (qwen2.5-coder-1.5b, qwen2.5-coder-0.5b) "
+            "nor a local .gguf file"
         )
     return p
 

@@ -53,7 +53,8 @@ def work(s: str, c: Collector) -> bool:
         c.add("fact", f"works at {clean_object(job.group(1), 5)}", 0.7, change=changed)
         return True
     job = re.search(
-        r"\bi(?:'m| am)? (?:now |currently |still )?work(?:ing)? as (?:an? )?([a-z][\w -]*?)" + _OBJ_END,
+        r"\bi(?:'m| am|'ve been| have been)? (?:now |currently |still )?work(?:ing)? as (?:an? )?([a-z][\w -]*?)"
+        + _OBJ_END,
         s,
         re.I,
     )
@@ -67,17 +68,41 @@ def work(s: str, c: Collector) -> bool:
     elif not _HOBBY.search(s):
         found = _job_verb(s, c, changed)
     place = re.search(
-        r"\bi(?:'m| am)? (?:now |currently |still )?(?:work|working)(?: as an? [\w -]+?)? (?:at|for) ([^,.;!?]+)",
+        r"\bi(?:(?:'m| am|'ve been| have been)? (?:now |currently |still )?(?:work|working)|(?:'ve| have) worked)"
+        r"(?: as an? [\w -]+?)? (?:at|for) ([^,.;!?]+)",
         s,
         re.I,
     ) or re.search(r"\b(?:I'm|I am) an? [a-z][\w -]* (?:at|for) ([A-Z][^,.;!?]+)", s)
-    if place:
-        c.add("fact", f"works at {clean_object(place.group(1), 5)}", 0.7, change=changed)
+    where = _without_duration(place.group(1)) if place else ""
+    if where:
+        c.add("fact", f"works at {clean_object(where, 5)}", 0.7, change=changed)
         found = True
     if re.search(r"\b(?:i'm|i am) (?:now )?retired\b|\bi (?:just )?retired\b", s, re.I):
         c.add("fact", "is retired", 0.7, change=True)
         found = True
     return found
+
+
+# "for six years (now)", "for a while": how long, not where; cut from a workplace and
+# refused as one ("I have worked for ten years" names no employer).
+_DURATION = re.compile(
+    r"(?:^|\s+for\s+)(?:(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|many|several|some|a few|\d+)\s+)?"
+    r"(?:years?|months?|weeks?|days?|decades?|a while|ages|a long time|long)\b.*$",
+    re.I,
+)
+
+
+# Where in the place, or since when: detail after the place itself ("London, not far from
+# the river" said without punctuation by a lower-case ASR).
+_PLACE_DETAIL = re.compile(
+    r"\s+(?:not far from|near|close to|next to|right by|just outside|outside|by the|with (?:my|our)|for|since|"
+    r"last|two|three|a few|about|a couple)\b.*$",
+    re.I,
+)
+
+
+def _without_duration(obj: str) -> str:
+    return _DURATION.sub("", obj.strip()).strip()
 
 
 def _works_as(role: str) -> str:
@@ -108,7 +133,8 @@ def home(s: str, c: Collector) -> bool:
     )
     hit = live or moved
     if hit:
-        c.add("fact", f"lives in {clean_object(hit.group(1), 5)}", 0.7, change=bool(moved) or bool(_CHANGE.search(s)))
+        place = _PLACE_DETAIL.sub("", hit.group(1))
+        c.add("fact", f"lives in {clean_object(place, 5)}", 0.7, change=bool(moved) or bool(_CHANGE.search(s)))
         found = True
     origin = re.search(r"\b[Ii](?:'m| am| come) (?:originally )?from ([A-Z][^,.;!?]*)", s)
     if origin:

@@ -1,0 +1,35 @@
+"""Details after the object are not part of it: how long ("for six years"), where exactly
+("not far from the river"), with whom — cased Whisper text and lower-case ASR text alike."""
+
+from __future__ import annotations
+
+import pytest
+
+from egomem.memory.items import SessionText, Turn
+from egomem.memory.rules_extract import extract_rules
+
+
+def _facts(text: str) -> set[str]:
+    session = SessionText(episode_id="e", start=0, end=1, date="1 May 2026", turns=[Turn(speaker="user", text=text)])
+    return {it.text.lower() for it in extract_rules(session).items if it.kind == "fact"}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "I've been working as a nurse at the city hospital for six years now.",
+            {"works as a nurse", "works at the city hospital"},
+        ),
+        ("i have been working as a welder for ten years", {"works as a welder"}),
+        ("i work at the bakery for a few months now", {"works at the bakery"}),
+        ("I have worked for Siemens since 2019.", {"works at siemens"}),
+        ("i live in london not far from the river", {"lives in london"}),
+        ("I live in Rio de Janeiro with my wife.", {"lives in rio de janeiro"}),
+        ("we moved to new york city two years ago", {"lives in new york city"}),
+        ("I live near the station, in Leeds.", set()),
+    ],
+)
+def test_duration_and_place_details_are_cut(text: str, expected: set[str]) -> None:
+    facts = {f for f in _facts(text) if f.startswith(("works", "lives"))}
+    assert facts == expected
