@@ -15,7 +15,7 @@ import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -43,8 +43,10 @@ class Word:
     probability: float
 
 
+@runtime_checkable
 class DetailedTranscriber(Transcriber, Protocol):
-    """A backend that keeps what `transcribe` normalises away (Whisper does)."""
+    """A backend that keeps what `transcribe` normalises away (Whisper does; pocketsphinx
+    does not). Check with `isinstance(asr, DetailedTranscriber)`."""
 
     def transcribe_cased(self, audio: np.ndarray, sample_rate: int = SAMPLE_RATE) -> str: ...
 

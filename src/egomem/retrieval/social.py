@@ -20,7 +20,7 @@ from egomem.relations import GENDER_OF_WORD, inverse_relation, relation_terms
 from egomem.retrieval.dense import EmbeddingCache
 from egomem.retrieval.lexical import BM25Index
 from egomem.retrieval.tokens import TokenCounter
-from egomem.schemas import MemChunk, now
+from egomem.schemas import FactKind, MemChunk, now
 from egomem.store.base import MemoryStore
 
 
@@ -73,7 +73,9 @@ def candidates_for(store: MemoryStore, user_id: str) -> list[Candidate]:
             except NotFoundError:
                 other_id = None
             else:
-                facts = store.list_facts(other_id)
+                # What a person is like, not what was said when: a session summary would
+                # out-score the one fact a question is about (it repeats every keyword).
+                facts = [f for f in store.list_facts(other_id) if f.kind != FactKind.SUMMARY]
         if not facts:
             out.append(Candidate(name, relation, "", other_id, terms=terms))
         out.extend(Candidate(name, relation, " ".join(f.text.split()), other_id, f.id, terms) for f in facts)

@@ -253,7 +253,7 @@ class EgoMem:
     def _user_turn(self, start: float, end: float, audio: np.ndarray) -> None:
         t0 = time.perf_counter()
         try:
-            text = self.parts.transcriber.transcribe(audio).strip()
+            text = self._transcribe(audio)
         except EgomemError as exc:
             self.timeline.add(end, "warning", text=f"ASR failed: {exc}")
             text = ""
@@ -265,6 +265,14 @@ class EgoMem:
             turn = UserTurn(text, start, end, self.parts.retrieval.current_user())
             self._speak(self.parts.model.on_user_turn(turn), end)
         self.times.dialog += time.perf_counter() - t0
+
+    def _transcribe(self, audio: np.ndarray) -> str:
+        """Cased, punctuated text when the ASR gives it (Whisper): sentence ends, question
+        marks and capitalised names are what tell a statement from a question and a name
+        from a word downstream. Otherwise the ASR's lower-case text."""
+        cased = getattr(self.parts.transcriber, "transcribe_cased", None)
+        text: str = cased(audio) if callable(cased) else self.parts.transcriber.transcribe(audio)
+        return " ".join(text.split())
 
     def _speak(self, tokens: Iterator[str], t: float) -> None:
         """Run the model's monologue through the <retr> parser, token by token. One
