@@ -40,8 +40,9 @@ def test_local_model_extracts_a_name_and_a_fact(provider: LocalLLMProvider) -> N
     kinds = {(it.kind, it.text.lower()) for it in result.items}
     assert ("name", "nadia") in kinds
     assert any(k == "fact" and "vet" in t for k, t in kinds)
-    assert not any("paul" in t for _, t in kinds)  # a question is not a source of facts
-    assert result.dropped == []  # every quote is the user's own words
+    # A question is not a source of facts (the model may still propose one: the extractor drops it).
+    assert not any("paul" in t for _, t in kinds)
+    assert all(why != "source_text is not in the user's utterances" for _, why in result.dropped)
     assert provider.usage.calls == before + 1 and provider.usage.failures == 0
     assert provider.usage.seconds > 0 and provider.usage.cpu_seconds > 0 and provider.usage.prompt_tokens > 100
 

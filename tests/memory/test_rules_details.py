@@ -33,3 +33,26 @@ def _facts(text: str) -> set[str]:
 def test_duration_and_place_details_are_cut(text: str, expected: set[str]) -> None:
     facts = {f for f in _facts(text) if f.startswith(("works", "lives"))}
     assert facts == expected
+
+
+def _prefs(text: str) -> set[str]:
+    session = SessionText(episode_id="e", start=0, end=1, date="1 May 2026", turns=[Turn(speaker="user", text=text)])
+    return {it.text.lower() for it in extract_rules(session).items if it.kind == "preference"}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I'd like to learn to play tennis too.", {"wants to learn to play tennis"}),
+        ("i'd like to learn to play tennis too", {"wants to learn to play tennis"}),
+        ("I want to learn Spanish.", {"wants to learn spanish"}),
+        ("We'd really like to take up sailing.", {"wants to take up sailing"}),
+        # Wishes stay wishes: a condition, "someday", or no plan to learn anything.
+        ("I'd love to learn the piano if I had time.", set()),
+        ("I'd like to start running someday.", set()),
+        ("I would like a coffee.", set()),
+        ("I'd like to learn to fly one day", set()),
+    ],
+)
+def test_plans_to_learn_are_goals_wishes_are_not(text: str, expected: set[str]) -> None:
+    assert _prefs(text) == expected

@@ -21,7 +21,9 @@ from .conftest import live_app
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, TenantRegistry]]:
-    cfg = load_config(data_dir=tmp_path_factory.mktemp("serve"), environ={})
+    # The network path is what is tested here, not the extractor: the rules keep it fast
+    # (the demo test runs the default local language model over the same recordings).
+    cfg = load_config(data_dir=tmp_path_factory.mktemp("serve"), environ={"EGOMEM_LLM__PROVIDER": "rules"})
     reg = TenantRegistry(cfg)
     _, key = reg.create("home")
     with live_app(create_app(cfg, reg)) as port:
@@ -36,11 +38,11 @@ def test_demo_scenario_over_websocket(server: tuple[str, str, TenantRegistry]) -
     day2 = stream_recording(url, key, read_recording(ASSETS / "day2.mp4"), realtime=False)
     said = [e["text"] for e in day2 if e["type"] == "assistant"]
     assert any(s.startswith("Hi Emily") for s in said)
-    assert "Yes, your colleague John loves tennis." in said
+    assert any(s.startswith("Yes, your colleague John") and "tennis" in s for s in said)
     people = {u["name"]: u for u in memory_snapshot(reg.store("home"))}
     assert set(people) == {"Emily", "John"}
     assert {"relation": "colleague", "person": "Emily"} in people["John"]["relations"]
-    assert "wants to learn tennis" in {f["text"] for f in people["Emily"]["facts"]}
+    assert any("learn" in f["text"] and "tennis" in f["text"] for f in people["Emily"]["facts"])
     _inspector_screenshot(url.replace("ws://", "http://"), key, people["Emily"]["id"])
 
 
@@ -62,7 +64,7 @@ def _inspector_screenshot(http_url: str, key: str, emily_id: str) -> None:
         page.click("#login button")
         page.click(f"#users li[data-id='{emily_id}']")
         page.wait_for_selector("#facts")
-        assert "wants to learn tennis" in page.locator("#facts").inner_text()
+        assert "wants to learn to play tennis" in page.locator("#facts").inner_text()
         assert "John" in (page.locator("#graph").text_content() or "")
         page.screenshot(path=str(out / "inspector-demo.png"), full_page=True)
         browser.close()

@@ -14,6 +14,7 @@ fixed system prompt of each task be evaluated once per process.
 
 from __future__ import annotations
 
+import atexit
 import importlib
 import json
 import threading
@@ -81,6 +82,16 @@ def _load(path: Path, n_ctx: int, n_threads: int) -> tuple[Any, threading.Lock]:
             llm.set_cache(llama_cpp.LlamaRAMCache(capacity_bytes=PREFIX_CACHE_BYTES))
             _MODELS[key] = (llm, threading.Lock())
         return _MODELS[key]
+
+
+@atexit.register
+def _close_models() -> None:
+    # Free the models while the interpreter is intact: llama-cpp-python's own finaliser
+    # fails noisily when it runs during interpreter teardown.
+    with _MODELS_LOCK:
+        for llm, _ in _MODELS.values():
+            llm.close()
+        _MODELS.clear()
 
 
 class LocalLLMProvider(ChatProvider):

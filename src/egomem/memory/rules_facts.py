@@ -143,6 +143,23 @@ def home(s: str, c: Collector) -> bool:
     return found
 
 
+def goals(s: str, c: Collector) -> bool:
+    """'I'd like to learn to play tennis (too)' -> 'wants to learn to play tennis'."""
+    m = re.search(
+        r"\b(?:i'd|i would|we'd|we would|i want|we want|i'm planning|i am planning|i plan) (?:really )?(?:like |love )?"
+        r"to (learn|start|take up|get into) ([^,.;!?]+)",
+        s,
+        re.I,
+    )
+    if not m:
+        return False
+    what = clean_object(re.sub(r"\s+(?:too|as well|also)$", "", m.group(2).strip(), flags=re.I), 6)
+    if not what:
+        return False
+    c.add("preference", f"wants to {m.group(1).lower()} {what}", 0.6)
+    return True
+
+
 def preferences(s: str, c: Collector) -> bool:
     neg = re.search(
         r"\bi (?:really |just |absolutely |honestly )?(?:don't|do not|never|didn't) (?:really )?(?:like|love|enjoy|care for) ([^,.;!?]+)",  # noqa: E501

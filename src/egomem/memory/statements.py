@@ -32,6 +32,14 @@ _HYPOTHETICAL = re.compile(
     r"i'd|we'd|role ?play\w*|let's say)\b",
     re.IGNORECASE,
 )
+# A plan to learn or take something up is said with "I'd like to", yet it is no wish
+# about an imagined world: "I'd love to learn the piano" is a goal worth remembering.
+# Only the goal clause itself, with nothing hypothetical left in it, is kept.
+GOAL = re.compile(
+    r"^(?:(?:oh|so|and|well|also),?\s+)?(?:i'd|i would|we'd|we would) (?:really )?(?:like|love) to "
+    r"(?:learn|start|take up|get into)\b(?![^.!?]*\b(?:if|someday|maybe|perhaps|one day)\b)",
+    re.I,
+)
 # Someone else's words: "my boss said I'm lazy" says nothing sure about the user.
 _REPORTED = re.compile(
     r"\b(?:said|says|say|told me|tells me|thinks|thought|claims?|claimed|believes?|asked|asks)\b.*$", re.I
@@ -93,7 +101,7 @@ def is_unreliable(sentence: str) -> str:
         return "recogniser hallucination"
     if is_question(sentence):
         return "question"
-    if _HYPOTHETICAL.search(sentence):
+    if _HYPOTHETICAL.search(sentence) and not GOAL.search(sentence):
         return "hypothetical"
     return ""
 
