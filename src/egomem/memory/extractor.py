@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from egomem.llm.base import LLMProvider
 from egomem.memory.items import ExtractedItem, Extraction, SessionText
+from egomem.memory.names import COMMON
 from egomem.memory.statements import is_question
 
 
@@ -75,6 +76,8 @@ def _unsupported(it: ExtractedItem, user_text: str) -> str:
         return f"names {it.person!r}, who was not mentioned"
     if it.kind == "name" and not _said(it.text, user_text):
         return f"name {it.text!r} was not said"
+    if it.kind == "name" and any(w.lower() in COMMON for w in it.text.split()):
+        return f"{it.text!r} is a common word, not a name"  # "it's me again" -> "You"
     # Proper nouns and numbers cannot be paraphrased: each must be in the user's words.
     # Dates are the exception: "yesterday" is rightly written as the absolute date.
     text = _DATE.sub(" ", it.text.strip())

@@ -22,6 +22,7 @@ from importlib import resources
 # Never names, whatever their case: what follows "I'm", "this is" or "my sister" in speech.
 COMMON = frozenset(
     """
+    you your yours he him his she her hers they them their it its we us our someone somebody anyone nobody everyone
     so not just really very glad happy sorry sure fine good great okay ok here there back home going trying thinking
     doing feeling still also always actually tired busy excited afraid from at in a an the and but on working looking
     planning totally finally now too like well all into me it that this his her their new off out by with for to of

@@ -104,6 +104,11 @@ def build_agent(
     retrieval = RetrievalProcess(
         store, identifier, enroller=_Enroller(identifier), config=config.retrieval, encoder=models.text
     )
+    # Whisper spells the names memory already holds as remembered (measured: 24 of 36
+    # synthetic clips with unusual names right instead of 4, LibriSpeech WER unchanged).
+    set_hotwords = getattr(models.transcriber, "set_hotwords", None)
+    if callable(set_hotwords):
+        set_hotwords(sorted({u.name for u in store.list_users() if u.name}))
     llm = create("llm", config.llm, models.context)
     # A model's answer that fails validation is not retried forever: the rules answer that
     # session instead, and the episode records why (status done:fallback(<reason>)).

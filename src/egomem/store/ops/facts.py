@@ -64,9 +64,7 @@ class FactOps:
         return [Fact.model_validate(dict(r)) for r in rows]
 
     def _close(self, fact_id: str, at: float, superseded_by: str | None) -> None:
-        self.db.execute(
-            sa.update(facts).where(facts.c.id == fact_id).values(valid_to=at, superseded_by=superseded_by)
-        )
+        self.db.execute(sa.update(facts).where(facts.c.id == fact_id).values(valid_to=at, superseded_by=superseded_by))
 
     def supersede(self, old_id: str, new: Fact, *, at: float | None = None, cause: str = "") -> Fact:
         """Close `old_id` (valid_to = at) and add `new` in its place; both are kept."""
@@ -112,7 +110,5 @@ class FactOps:
         with self.db.transaction():
             for fact_id in fact_ids:
                 self.db.execute(
-                    sa.update(facts)
-                    .where(facts.c.id == fact_id)
-                    .values(use_count=facts.c.use_count + 1, last_used=at)
+                    sa.update(facts).where(facts.c.id == fact_id).values(use_count=facts.c.use_count + 1, last_used=at)
                 )
