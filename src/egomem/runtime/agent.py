@@ -371,7 +371,8 @@ class EgoMem:
         if speak.size != listen.size:
             speak = np.resize(speak, listen.size) if speak.size else np.zeros_like(listen)
         labels = self.parts.trigger.tag(listen, speak)
-        margin = self.config.runtime.session_margin_s
+        # Not final while a continuation by the same person could still merge into it.
+        margin = max(self.config.runtime.session_margin_s, self.config.runtime.session_merge_gap_s)
         spans = [(origin + a * STEP_S, origin + (b + 1) * STEP_S) for a, b in self.parts.sessions(labels)]
         for start, end in self._merge_same_person(spans):
             if not final and end > now_s - margin:

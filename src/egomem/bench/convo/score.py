@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 
 from egomem.bench.convo.bank import Keys
 from egomem.bench.convo.scenario import GoldFact, Scenario
+from egomem.relations import inverse_relation, relation_terms
 from egomem.schemas import Fact, FactKind, Relation, User
 from egomem.store.base import MemoryStore
 
@@ -190,8 +191,14 @@ def _relations(
         )
         for r in rels.values()
     ]
+    # The product reads every edge backwards too (retrieval/social.py: B's question about
+    # "my brother" finds A's "my sister B"), so an inverse gold relation is held when its
+    # stored edge is, read through the product's own inverse table.
+    backwards = [(o, s_, term) for s_, o, w in ends for term in relation_terms(inverse_relation(w))]
     for g in sc.relations:
         hit = any(g.subject.lower() in s and g.obj.lower() in o and w in g.words for s, o, w in ends)
+        if g.inverse and not hit:
+            hit = any(g.subject.lower() in s and g.obj.lower() in o and w in g.words for s, o, w in backwards)
         t.add("relation_recall", float(hit))
         if g.inverse:
             t.add("relation_recall_inverse", float(hit))
