@@ -70,7 +70,13 @@ class MemoryUpdater:
             candidates=self.candidates(facts, fact_items),
             duplicate_cosine=self.config.duplicate_cosine,
         )
-        plan = self.provider.run("update", inp, UpdatePlan)
+        # A small model copies "f2" far more reliably than "f_3c9e41d0..." (seen: the 1.5B
+        # model answered with targets shaped like f1): the task sees short aliases, the plan
+        # is translated back before it is checked.
+        aliased, real_of = _aliased(inp)
+        plan = self.provider.run("update", aliased, UpdatePlan)
+        back = [d.model_copy(update={"target": real_of.get(d.target, d.target)}) for d in plan.decisions]
+        plan = plan.model_copy(update={"decisions": back})
         return _checked(plan, inp, {f.id for f in facts})
 
     def apply(
@@ -129,3 +135,21 @@ def _checked(plan: UpdatePlan, inp: UpdateInput, fact_ids: set[str]) -> UpdatePl
         # An item the model skipped is not silently dropped: it is a logged NOOP.
         by_index.setdefault(i, Decision(index=i, op="NOOP", reason="no decision returned"))
     return UpdatePlan(decisions=[by_index[i] for i in range(n)])
+
+
+def _aliased(inp: UpdateInput) -> tuple[UpdateInput, dict[str | None, str]]:
+    """`inp` with every fact id replaced by f1, f2, ... and the map back to the real ids."""
+    alias: dict[str, str] = {}
+    for f in [*inp.facts, *(k for c in inp.candidates for k in c.similar)]:
+        alias.setdefault(f.id, f"f{len(alias) + 1}")
+
+    def short(f: KnownFact) -> KnownFact:
+        return f.model_copy(update={"id": alias[f.id]})
+
+    out = inp.model_copy(
+        update={
+            "facts": [short(f) for f in inp.facts],
+            "candidates": [c.model_copy(update={"similar": [short(k) for k in c.similar]}) for c in inp.candidates],
+        }
+    )
+    return out, {a: real for real, a in alias.items()}
