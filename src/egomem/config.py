@@ -18,7 +18,7 @@ import json
 import os
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -113,6 +113,13 @@ class RuntimeConfig(_Section):
 
 class MemoryConfig(_Section):
     """Memory management: extraction, update, consolidation (EGOMEM_MEMORY__*)."""
+
+    # Who decides ADD / UPDATE / DELETE / NOOP for extracted items. "rules": slots + embedding
+    # duplicates (deterministic, tested). "llm": the configured language model, as in the
+    # paper. The packaged 1.5B model extracts well but plans updates badly: it answers NOOP
+    # for a user with no facts (dropping the item) and UPDATE of facts that do not exist, so
+    # the rules decide unless a stronger model is configured.
+    update_agent: Literal["rules", "llm"] = "rules"
 
     # Cosine (MiniLM) at or above which a new item repeats an existing fact (NOOP), and at
     # which consolidation merges two current facts. Set conservatively on the hand-made pairs

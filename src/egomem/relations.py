@@ -97,3 +97,11 @@ def relation_terms(word: str) -> tuple[str, ...]:
     """`word` and the words a question may use for it ("sibling" -> sibling, brother, sister)."""
     w = word.lower().strip()
     return ALTERNATIVES.get(w, (w,))
+
+
+def is_relation_word(word: str) -> bool:
+    """Whether `word` names a relation between people that the social graph knows
+    (singular or plural, any case): "sister", "colleagues", "best friend"."""
+    w = " ".join(word.lower().split())
+    known = set(REL_WORDS.split("|")) | set(ALTERNATIVES) | set(GENDER_OF_WORD)
+    return w in known or PLURAL_RELATIONS.get(w, w.removesuffix("s")) in known

@@ -17,3 +17,17 @@ def test_common_words_are_not_names(name: str) -> None:
 def test_a_real_name_that_was_said_passes() -> None:
     item = ExtractedItem(kind="name", text="Priya", source_text="I'm Priya")
     assert _unsupported(item, "i'm priya") == ""
+
+
+@pytest.mark.parametrize(
+    ("relation", "ok"), [("sister", True), ("colleagues", True), ("lives in", False), ("other", False)]
+)
+def test_a_relation_must_be_between_people(relation: str, ok: bool) -> None:
+    item = ExtractedItem(
+        kind="relation",
+        text=f"has a {relation} Paris",
+        person="Paris",
+        relation=relation,
+        source_text="we moved to Paris",
+    )
+    assert (_unsupported(item, "we moved to paris") == "") is ok

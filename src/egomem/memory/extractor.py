@@ -16,6 +16,7 @@ from egomem.llm.base import LLMProvider
 from egomem.memory.items import ExtractedItem, Extraction, SessionText
 from egomem.memory.names import COMMON
 from egomem.memory.statements import is_question
+from egomem.relations import is_relation_word
 
 
 def _norm(text: str) -> str:
@@ -74,6 +75,8 @@ def _unsupported(it: ExtractedItem, user_text: str) -> str:
         return "source is a question"
     if it.kind == "relation" and not _said(it.person, user_text):
         return f"names {it.person!r}, who was not mentioned"
+    if it.kind == "relation" and not is_relation_word(it.relation):
+        return f"{it.relation!r} is not a relation between people"  # "lives in" -> a person named Paris
     if it.kind == "name" and not _said(it.text, user_text):
         return f"name {it.text!r} was not said"
     if it.kind == "name" and any(w.lower() in COMMON for w in it.text.split()):

@@ -53,6 +53,7 @@ class MemoryManager:
         config: MemoryConfig | None = None,
         *,
         fallback: LLMProvider | None = None,
+        update_provider: LLMProvider | None = None,
     ) -> None:
         """`fallback` (the rules backend, typically) answers a session the provider could
         not: unreachable, not JSON, cut off, wrong shape, an invalid plan. The episode
@@ -61,7 +62,8 @@ class MemoryManager:
         self.store = store
         self.config = config or MemoryConfig()
         self.extractor = MemoryExtractor(provider)
-        self.updater = MemoryUpdater(store, provider, encoder, self.config)
+        # The update agent may be another backend than the extractor (config memory.update_agent).
+        self.updater = MemoryUpdater(store, update_provider or provider, encoder, self.config)
         self._fallback = (
             (MemoryExtractor(fallback), MemoryUpdater(store, fallback, encoder, self.config)) if fallback else None
         )

@@ -113,7 +113,8 @@ def build_agent(
     # A model's answer that fails validation is not retried forever: the rules answer that
     # session instead, and the episode records why (status done:fallback(<reason>)).
     fallback = None if isinstance(llm, RulesProvider) else RulesProvider()
-    manager = MemoryManager(store, llm, models.text, config.memory, fallback=fallback)
+    update = RulesProvider() if config.memory.update_agent == "rules" else None
+    manager = MemoryManager(store, llm, models.text, config.memory, fallback=fallback, update_provider=update)
     parts = Components(
         store=store,
         retrieval=retrieval,
