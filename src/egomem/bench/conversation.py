@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from egomem.bench import BenchOptions, BenchResult, register
+from egomem.bench import BenchOptions, BenchResult, data_root, register
 from egomem.bench.convo.drive import run_audio, run_transcript
 from egomem.bench.convo.media import render_scenario
 from egomem.bench.convo.report import write_dump
@@ -40,7 +40,6 @@ from egomem.runtime.build import Models
 from egomem.runtime.demo import memory_snapshot
 from egomem.store.sqlite import SQLiteStore
 
-DEFAULT_DATA = Path(__file__).resolve().parents[4] / "shared" / "data"
 EXTRACTORS = ("rules", "local")
 VARIANTS = ("audio", "transcript")
 
@@ -100,7 +99,7 @@ def run_one(
 
 @register("conversation")
 def run(options: BenchOptions) -> BenchResult:
-    data = options.data or DEFAULT_DATA
+    data = data_root(options)
     n = int(options.extra.get("scenarios", 2 if options.quick else 10))
     # Audio and the local LLM are many times slower than transcript + rules: they may be capped.
     n_audio = int(options.extra.get("audio_scenarios", n))

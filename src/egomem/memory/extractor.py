@@ -9,10 +9,11 @@ So no fact reaches memory without provenance.
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass, field
 
-from egomem.llm.base import LLMProvider
+from egomem.llm.base import LLMError, LLMProvider
 from egomem.memory.items import ExtractedItem, Extraction, SessionText
 from egomem.memory.names import COMMON
 from egomem.memory.statements import is_question
@@ -23,6 +24,9 @@ def _norm(text: str) -> str:
     return " ".join(re.sub(r"[^\w']+", " ", text.lower().replace("’", "'")).split())
 
 
+log = logging.getLogger(__name__)
+
+
 @dataclass
 class ExtractResult:
     items: list[ExtractedItem]
@@ -30,19 +34,29 @@ class ExtractResult:
 
 
 class MemoryExtractor:
-    def __init__(self, provider: LLMProvider) -> None:
+    """`supplement` (the rules, beside a language model) adds what the model missed: the
+    rules are written to be sound, the 1.5B model misses changes ("we moved to Paris")
+    and goals; each item of either still passes the same provenance checks below."""
+
+    def __init__(self, provider: LLMProvider, supplement: LLMProvider | None = None) -> None:
         self.provider = provider
+        self.supplement = supplement
 
     def extract(self, session: SessionText) -> ExtractResult:
         """Raises LLMError when the backend fails; an empty session gives no items."""
         turns = session.user_turns()
         if not turns:
             return ExtractResult(items=[])
-        out = self.provider.run("extract", session, Extraction)
+        items = list(self.provider.run("extract", session, Extraction).items)
+        if self.supplement is not None:
+            try:
+                items += _not_covered(self.supplement.run("extract", session, Extraction).items, items)
+            except LLMError as exc:  # the model's items stand on their own
+                log.warning("session %s: supplementary extraction failed: %s", session.episode_id, exc)
         user_text = _norm(" ".join(t.text for t in turns))
         kept: list[ExtractedItem] = []
         dropped: list[tuple[ExtractedItem, str]] = []
-        for it in out.items:
+        for it in items:
             if it.kind == "summary":
                 # A summary speaks for the whole session: its provenance is the transcript.
                 kept.append(it.model_copy(update={"source_text": " ".join(t.text.strip() for t in turns)[:2000]}))
@@ -55,6 +69,23 @@ class MemoryExtractor:
             else:
                 kept.append(it)
         return ExtractResult(items=kept, dropped=dropped)
+
+
+def _not_covered(extra: list[ExtractedItem], items: list[ExtractedItem]) -> list[ExtractedItem]:
+    """Items of `extra` that say something `items` do not: no second name or summary, and
+    no item whose words all appear in one item of the same kind ("loves tennis" is in
+    "loves playing tennis"). A change or retraction always counts: it closes an old fact."""
+    have = {it.kind for it in items}
+    words = [(it.kind, set(_norm(it.text).split())) for it in items]
+    out = []
+    for it in extra:
+        if it.kind in ("name", "summary") and it.kind in have:
+            continue
+        mine = set(_norm(it.text).split())
+        if not (it.change or it.retract) and any(k == it.kind and mine <= w for k, w in words):
+            continue
+        out.append(it)
+    return out
 
 
 _MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"

@@ -61,7 +61,7 @@ class MemoryManager:
         `failed:<reason>` for `retry`."""
         self.store = store
         self.config = config or MemoryConfig()
-        self.extractor = MemoryExtractor(provider)
+        self.extractor = MemoryExtractor(provider, supplement=fallback)
         # The update agent may be another backend than the extractor (config memory.update_agent).
         self.updater = MemoryUpdater(store, update_provider or provider, encoder, self.config)
         self._fallback = (
