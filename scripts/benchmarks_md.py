@@ -228,7 +228,7 @@ def locomo(rec: dict[str, Any]) -> str:
     return (
         f"{m.get('questions')} questions of categories 1–4 in {m.get('conversations')} conversations, "
         "ingested through the product's store and answered by the product's search "
-        "(`retrieval/search.py`, recipe `DEFAULT_TURNS`, fixed before the dev grid below was run). "
+        "(`retrieval/search.py`, recipe `DEFAULT_TURNS`, the best of the dev grid below). "
         "Conversations 1–5 are the dev set (recipe choice), 6–10 the test set.\n\n"
         + table(header, rows)
         + f"\n\nRecipe choice on the dev conversations (chosen: `{sel.get('chosen')}`):\n\n"
