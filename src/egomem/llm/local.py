@@ -46,13 +46,7 @@ _MODELS_LOCK = threading.Lock()
 def resolve_model_path(model: str, data_dir: Path | None = None) -> Path:
     """A packaged model name or a local .gguf path -> the .gguf file (assembled if needed)."""
     if model in weights.MODELS:
-        if weights.MODELS[model].kind != "gguf":
-            raise ConfigError(f"{model!r} is not a GGUF language model; use qwen2.5-coder-1.5b or -0.5b")
-        if data_dir is None:
-            from egomem.config import default_data_dir
-
-            data_dir = default_data_dir()
-        return weights.ensure(model, data_dir)
+        return weights.ensure_kind(model, "gguf", data_dir, "GGUF language model", "qwen2.5-coder-1.5b or -0.5b")
     p = Path(model).expanduser() if model else None
     if p is None or p.suffix != ".gguf" or not p.is_file():
         raise ConfigError(

@@ -33,13 +33,7 @@ _MODELS_LOCK = threading.Lock()
 def resolve_model_dir(model: str, data_dir: Path | None = None) -> Path:
     """A packaged model name ("base", "tiny.en") or a local CTranslate2 directory -> the directory."""
     if model in weights.MODELS:
-        if weights.MODELS[model].kind != "whisper":
-            raise ConfigError(f"{model!r} is not a Whisper model; use base or tiny.en")
-        if data_dir is None:
-            from egomem.config import default_data_dir
-
-            data_dir = default_data_dir()
-        return weights.ensure(model, data_dir)
+        return weights.ensure_kind(model, "whisper", data_dir, "Whisper model", "base or tiny.en")
     p = Path(model).expanduser() if model else None
     if p is None or not (p / "model.bin").is_file():
         raise ConfigError(
