@@ -88,8 +88,13 @@ class LocalLLMConfig(ProviderConfig):
     n_ctx: int = Field(default=4096, ge=512)
     n_threads: int = Field(default=2, ge=1)
     max_tokens: int = Field(default=768, ge=16)
+    # Prompt-lookup speculative decoding: up to this many tokens copied from the prompt are
+    # checked in one batch (quotes and names are copied from the transcript). 0 = off.
+    # Greedy output is unchanged; it costs a logits buffer of n_ctx x vocabulary floats.
+    draft_tokens: int = Field(default=0, ge=0, le=64)
     # When the model or llama-cpp-python is missing, use the rules (with a one-line notice)
-    # instead of failing; a model answer that fails validation is retried once, then rules.
+    # instead of failing. A model answer that fails validation falls back to the rules for
+    # that session (not retried: at temperature 0 a retry gives the same answer).
     fallback_to_rules: bool = True
 
 
@@ -158,7 +163,9 @@ class SQLiteStoreConfig(ProviderConfig):
 
 class PostgresStoreConfig(ProviderConfig):
     dsn: str = ""  # postgresql://user:pass@host:port/db
-    busy_timeout_ms: int = Field(default=10_000, ge=0)
+    connect_timeout_s: int = Field(default=10, ge=1)
+    # pgvector HNSW search breadth (recall vs latency), per connection.
+    ef_search: int = Field(default=200, ge=1)  # = store.postgres.DEFAULT_EF_SEARCH
 
 
 STORE = registry("store")
@@ -166,14 +173,14 @@ STORE.register(
     "sqlite",
     "egomem.store.sqlite:SQLiteStore",
     SQLiteStoreConfig,
-    requires=("sqlalchemy",),
+    requires=("sqlalchemy", "alembic"),
     description="embedded SQLite (default)",
 )
 STORE.register(
     "postgres",
     "egomem.store.postgres:PostgresStore",
     PostgresStoreConfig,
-    requires=("sqlalchemy", "psycopg", "pgvector"),
+    requires=("sqlalchemy", "alembic", "psycopg", "pgvector"),
     description="PostgreSQL + pgvector, for fleets",
 )
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import egomem.store
-from egomem.errors import ConfigError
+from egomem.errors import ConfigError, StoreError
 from egomem.providers import BuildContext, PostgresStoreConfig, SQLiteStoreConfig
 from egomem.schemas import Fact, Modality
 from egomem.store.base import MemoryStore
@@ -120,3 +120,13 @@ def test_no_module_under_store_uses_re() -> None:
                 offenders.append(str(path.relative_to(root)))
     assert len(list(root.rglob("*.py"))) > 10  # the scan saw the package
     assert offenders == []
+
+
+def test_postgres_config_reaches_the_store(tmp_path: Path) -> None:
+    # ef_search is checked before any connection is made, so no server is needed.
+    pytest.importorskip("psycopg")
+    from egomem.store.postgres import PostgresStore
+
+    cfg = PostgresStoreConfig(dsn="postgresql://u@127.0.0.1:1/db", ef_search=5000)
+    with pytest.raises(StoreError, match="ef_search"):
+        PostgresStore.from_config(cfg, BuildContext(data_dir=tmp_path))

@@ -39,7 +39,7 @@ _NOT_FOR_MODEL = frozenset({"episode_id", "start", "end", "source_text", "import
 # pydantic validates them after the answer anyway.
 _NOT_FOR_GRAMMAR = frozenset({"title", "description", "default", "maxLength", "minLength", "examples"})
 
-_MODELS: dict[tuple[str, int, int], tuple[Any, threading.Lock]] = {}
+_MODELS: dict[tuple[str, int, int, int], tuple[Any, threading.Lock]] = {}
 _MODELS_LOCK = threading.Lock()
 
 
@@ -56,8 +56,8 @@ def resolve_model_path(model: str, data_dir: Path | None = None) -> Path:
     return p
 
 
-def _load(path: Path, n_ctx: int, n_threads: int) -> tuple[Any, threading.Lock]:
-    key = (str(path.resolve()), n_ctx, n_threads)
+def _load(path: Path, n_ctx: int, n_threads: int, draft_tokens: int) -> tuple[Any, threading.Lock]:
+    key = (str(path.resolve()), n_ctx, n_threads, draft_tokens)
     with _MODELS_LOCK:
         if key not in _MODELS:
             try:
@@ -67,9 +67,18 @@ def _load(path: Path, n_ctx: int, n_threads: int) -> tuple[Any, threading.Lock]:
                     "the local LLM needs the pip package llama-cpp-python==0.3.36 (no binary wheel: "
                     "`make install` builds and caches it)"
                 ) from exc
+            draft = None
+            if draft_tokens:
+                speculative = importlib.import_module("llama_cpp.llama_speculative")
+                draft = speculative.LlamaPromptLookupDecoding(num_pred_tokens=draft_tokens)
             try:
                 llm = llama_cpp.Llama(
-                    model_path=key[0], n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads, verbose=False
+                    model_path=key[0],
+                    n_ctx=n_ctx,
+                    n_threads=n_threads,
+                    n_threads_batch=n_threads,
+                    draft_model=draft,
+                    verbose=False,
                 )
             except (ValueError, RuntimeError) as exc:
                 raise ConfigError(f"llama.cpp cannot load {path.name}: {exc}") from exc
@@ -99,18 +108,24 @@ class LocalLLMProvider(ChatProvider):
         n_ctx: int = 4096,
         n_threads: int = 2,
         max_tokens: int = 768,
+        draft_tokens: int = 0,
         prompt_version: int = PROMPT_VERSION,
     ) -> None:
         super().__init__(prompt_version=prompt_version)
         self.model_name = str(model)
         self.model_path = resolve_model_path(self.model_name, data_dir)
         self.max_tokens = max_tokens
-        self._llm, self._lock = _load(self.model_path, n_ctx, n_threads)
+        self._llm, self._lock = _load(self.model_path, n_ctx, n_threads, draft_tokens)
 
     @classmethod
     def from_config(cls, cfg: LocalLLMConfig, ctx: BuildContext) -> LocalLLMProvider:
         return cls(
-            cfg.model, data_dir=ctx.data_dir, n_ctx=cfg.n_ctx, n_threads=cfg.n_threads, max_tokens=cfg.max_tokens
+            cfg.model,
+            data_dir=ctx.data_dir,
+            n_ctx=cfg.n_ctx,
+            n_threads=cfg.n_threads,
+            max_tokens=cfg.max_tokens,
+            draft_tokens=cfg.draft_tokens,
         )
 
     def render_payload(self, payload: BaseModel) -> str:

@@ -8,13 +8,13 @@ recurrent state, so windows are fed in order.
 
 from __future__ import annotations
 
-import importlib.util
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from egomem import weights
 from egomem.errors import InputError
 from egomem.perception.audio import SAMPLE_RATE
 
@@ -23,10 +23,10 @@ CONTEXT = 64
 
 
 def silero_model_path() -> Path:
-    spec = importlib.util.find_spec("silero_vad")
-    if spec is None or not spec.submodule_search_locations:
+    package = weights.package_dir("silero_vad")
+    if package is None:
         raise InputError("the silero-vad package is not installed")
-    path = Path(next(iter(spec.submodule_search_locations))) / "data" / "silero_vad.onnx"
+    path = package / "data" / "silero_vad.onnx"
     if not path.is_file():
         raise InputError(f"silero VAD model not found at {path}")
     return path

@@ -91,7 +91,7 @@ class PostgresStore(MemoryStore):
     def from_config(cls, cfg: PostgresStoreConfig, ctx: BuildContext) -> PostgresStore:
         if not cfg.dsn.strip():
             raise ConfigError("store.backend = 'postgres' needs store.dsn (or EGOMEM_STORE__DSN)")
-        return cls(cfg.dsn)
+        return cls(cfg.dsn, connect_timeout_s=cfg.connect_timeout_s, ef_search=cfg.ef_search)
 
     # -- connection ----------------------------------------------------------------
     def _connect(self) -> psycopg.Connection[Any]:
