@@ -251,9 +251,7 @@ def demo(c: Context, json_path: str | None) -> None:
 @pass_ctx
 def run(c: Context, recording: str, json_path: str | None, realtime: bool, stereo_duplex: bool, quiet: bool) -> None:
     """Process a recording (mp4/mkv/webm, or wav/flac): identify, converse, remember."""
-    from egomem.runtime.build import Models, build_agent
-    from egomem.runtime.demo import memory_snapshot, name_resolver, write_json
-    from egomem.runtime.timeline import Timeline, format_event
+    from egomem.cli.agent_run import run_agent
     from egomem.stream.sources import read_recording, replay
 
     rec = read_recording(recording, fps=c.config.runtime.video_fps, stereo_duplex=stereo_duplex)
@@ -261,33 +259,18 @@ def run(c: Context, recording: str, json_path: str | None, realtime: bool, stere
         click.echo(f"warning: {w}", err=True)
     store = c.store()
     try:
-        timeline = Timeline()
-        name_of = name_resolver(store)
-        if not quiet:
-            timeline.subscribe(lambda ev: click.echo(format_event(ev, name_of)))
-        agent = build_agent(c.config, store, Models(c.config), timeline)
         steps = replay(rec, realtime=realtime)
-        with click.progressbar(
-            steps, length=int(rec.duration_s / 0.08) + 1, label="processing", file=sys.stderr
-        ) as bar:
-            result = agent.run(iter(bar), lockstep=not realtime)
-        summary = {
-            "file": recording,
-            "duration_s": round(result.duration_s, 2),
-            "wall_s": round(result.wall_s, 2),
-            "sessions": [{"start": s, "end": e, "user": name_of(u)} for s, e, u in result.sessions],
-            "memory_ops": sum(len(o.applied.ops) for o in result.outcomes),
-            "failed_sessions": [o.reason for o in result.outcomes if not o.ok],
-        }
-        click.echo(
-            f"\n{rec.duration_s:.1f} s processed in {result.wall_s:.1f} s; {len(result.sessions)} session(s), "
-            f"{summary['memory_ops']} memory operation(s)"
+        length = int(rec.duration_s / 0.08) + 1
+        run_agent(
+            c.config,
+            store,
+            steps,
+            source=recording,
+            lockstep=not realtime,
+            quiet=quiet,
+            json_path=json_path,
+            length=length,
         )
-        if json_path:
-            write_json(
-                Path(json_path),
-                {**summary, "events": [e.to_json() for e in timeline.events], "memory": memory_snapshot(store)},
-            )
     finally:
         store.close()
 
@@ -362,9 +345,17 @@ def client(c: Context, recording: str, url: str, key: str, fast: bool, dialog: s
     stream_recording(url, key, rec, realtime=not fast, on_event=show, dialog=dialog)
 
 
-from egomem.cli.models import models as _models_group  # noqa: E402  (kept next to its registration)
+from egomem.cli.live import live as _live_command  # noqa: E402  (kept next to its registration)
+from egomem.cli.models import models as _models_group  # noqa: E402
 
 cli.add_command(_models_group)
+
+from egomem.cli.ask import ask as _ask_cmd  # noqa: E402
+from egomem.cli.ask import mcp as _mcp_cmd  # noqa: E402
+
+cli.add_command(_ask_cmd)
+cli.add_command(_mcp_cmd)
+cli.add_command(_live_command)
 
 
 def main(argv: list[str] | None = None) -> None:

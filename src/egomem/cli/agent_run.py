@@ -1,0 +1,62 @@
+"""Running the agent over a stream of steps and reporting it: shared by `egomem run`
+(a recording) and `egomem live` (devices)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import click
+
+from egomem.config import Config
+from egomem.store import MemoryStore
+from egomem.stream.sources import Step
+
+
+def run_agent(
+    config: Config,
+    store: MemoryStore,
+    steps: Iterator[Step],
+    *,
+    source: str,
+    lockstep: bool,
+    quiet: bool,
+    json_path: str | None,
+    length: int | None = None,
+) -> dict[str, Any]:
+    """Feed `steps` through a freshly built agent, print the timeline (unless quiet) and
+    a summary; returns the summary (also written with the events to `json_path`)."""
+    from egomem.runtime.build import Models, build_agent
+    from egomem.runtime.demo import memory_snapshot, name_resolver, write_json
+    from egomem.runtime.timeline import Timeline, format_event
+
+    timeline = Timeline()
+    name_of = name_resolver(store)
+    if not quiet:
+        timeline.subscribe(lambda ev: click.echo(format_event(ev, name_of)))
+    agent = build_agent(config, store, Models(config), timeline)
+    if length is not None:
+        with click.progressbar(steps, length=length, label="processing", file=sys.stderr) as bar:
+            result = agent.run(iter(bar), lockstep=lockstep)
+    else:
+        result = agent.run(steps, lockstep=lockstep)
+    summary = {
+        "file": source,
+        "duration_s": round(result.duration_s, 2),
+        "wall_s": round(result.wall_s, 2),
+        "sessions": [{"start": s, "end": e, "user": name_of(u)} for s, e, u in result.sessions],
+        "memory_ops": sum(len(o.applied.ops) for o in result.outcomes),
+        "failed_sessions": [o.reason for o in result.outcomes if not o.ok],
+    }
+    click.echo(
+        f"\n{result.duration_s:.1f} s processed in {result.wall_s:.1f} s; {len(result.sessions)} session(s), "
+        f"{summary['memory_ops']} memory operation(s)"
+    )
+    if json_path:
+        write_json(
+            Path(json_path),
+            {**summary, "events": [e.to_json() for e in timeline.events], "memory": memory_snapshot(store)},
+        )
+    return summary

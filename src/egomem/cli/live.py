@@ -1,0 +1,92 @@
+"""`egomem live`: the agent on the default camera and microphone, in real time."""
+
+from __future__ import annotations
+
+import signal
+from types import FrameType
+from typing import Protocol
+
+import click
+
+from egomem.config import Config
+from egomem.store import MemoryStore
+
+
+class _CliContext(Protocol):
+    @property
+    def config(self) -> Config: ...
+
+    def store(self) -> MemoryStore: ...
+
+
+@click.command()
+@click.option("--list-devices", is_flag=True, help="List cameras and microphones, then exit.")
+@click.option("--camera", default="/dev/video0", show_default=True, help="/dev/videoN, FORMAT:URL, or none.")
+@click.option("--mic", default="alsa:default", show_default=True, help="An ALSA name (hw:1,0), FORMAT:URL, or none.")
+@click.option("--speaker", default="none", show_default=True, help="Loopback of the loudspeaker: the speaking channel.")
+@click.option("--max-backlog", type=float, default=5.0, show_default=True, help="Seconds of audio kept waiting.")
+@click.option("--duration", type=float, help="Stop after this many seconds (default: until Ctrl-C).")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the timeline and summary as JSON.")
+@click.option("--quiet", is_flag=True, help="No timeline, only the summary.")
+@click.pass_context
+def live(
+    ctx: click.Context,
+    list_devices: bool,
+    camera: str,
+    mic: str,
+    speaker: str,
+    max_backlog: float,
+    duration: float | None,
+    json_path: str | None,
+    quiet: bool,
+) -> None:
+    """Run on a live camera and microphone. Ctrl-C finishes the open session and stops."""
+    from egomem.cli.agent_run import run_agent
+    from egomem.stream import live as devices
+
+    if list_devices:
+        found = devices.list_devices()
+        for d in found:
+            click.echo(f"{d.kind:<10} {d.spec:<16} {d.name}")
+        if not found:
+            click.echo("no camera or microphone found (/dev/video*, /proc/asound)")
+        return
+    c: _CliContext = ctx.find_root().obj
+    source = devices.LiveSource(
+        devices.parse_device(mic, "microphone"),
+        devices.parse_device(camera, "camera"),
+        devices.parse_device(speaker, "speaker"),
+        fps=c.config.runtime.video_fps,
+        max_backlog_s=max_backlog,
+        duration_s=duration,
+    )
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        # The first Ctrl-C ends the stream (the agent then closes the open session and
+        # writes its memory); a second one interrupts as usual.
+        click.echo("\nstopping: finishing the open session (Ctrl-C again to abort)", err=True)
+        source.close()
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    store = c.store()
+    previous = signal.signal(signal.SIGINT, stop)
+    try:
+        run_agent(
+            c.config,
+            store,
+            source.steps(),
+            source=f"live {mic} + {camera}",
+            lockstep=False,
+            quiet=quiet,
+            json_path=json_path,
+        )
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        store.close()
+    s = source.stats
+    click.echo(
+        f"live input: {s.steps} steps, {s.frames_received} frames kept, {s.frames_dropped} frames and "
+        f"{s.audio_dropped_s:.1f} s of audio dropped under back-pressure"
+    )
+    for w in s.warnings:
+        click.echo(f"warning: {w}", err=True)
