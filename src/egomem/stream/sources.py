@@ -160,3 +160,123 @@ def _pad(x: np.ndarray) -> np.ndarray:
     out = np.zeros(SAMPLES_PER_STEP, dtype=np.float32)
     out[: x.size] = x
     return out
+
+
+# -- clips of a long recording (egomem memorize) --------------------------------------------
+def recording_duration(path: str | Path) -> float:
+    """Seconds of a recording, read from its header (nothing is decoded)."""
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"recording not found: {p}")
+    if p.suffix.lower() in SOUNDFILE_EXT:
+        import soundfile as sf
+
+        try:
+            return float(sf.info(str(p)).duration)
+        except RuntimeError as exc:
+            raise InputError(f"cannot read {p.name}: {exc}") from exc
+    import av
+
+    try:
+        with av.open(str(p)) as container:
+            if container.duration is not None:
+                return float(container.duration / av.time_base)
+            spans = [(s.duration, s.time_base) for s in container.streams]
+            return max((float(d * tb) for d, tb in spans if d is not None and tb is not None), default=0.0)
+    except av.error.FFmpegError as exc:
+        raise InputError(f"cannot open {p.name}: {exc}") from exc
+
+
+SOUNDFILE_EXT = {".wav", ".flac", ".ogg"}
+
+
+def read_clip(
+    path: str | Path, start_s: float, end_s: float, *, fps: float = 2.0, stereo_duplex: bool = False
+) -> Recording:
+    """The part [start_s, end_s) of a recording, its times counted from start_s: a long
+    recording is decoded clip by clip (seeking), never whole."""
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"recording not found: {p}")
+    if end_s <= start_s:
+        raise InputError(f"empty clip {start_s:.1f}-{end_s:.1f} s of {p.name}")
+    if p.suffix.lower() in SOUNDFILE_EXT:
+        listen, speak = _read_audio_span(p, start_s, end_s, stereo_duplex)
+        frames_dir = p.with_suffix("")
+        frames = [
+            Frame(fr.t - start_s, fr.image)
+            for fr in (_read_frame_folder(frames_dir) if frames_dir.is_dir() else [])
+            if start_s <= fr.t < end_s
+        ]
+        warnings: list[str] = []
+    else:
+        listen, speak, frames, warnings = _read_av_span(p, start_s, end_s, fps, stereo_duplex)
+    return Recording(listen, speak, frames, end_s - start_s, warnings)
+
+
+def _read_audio_span(p: Path, start_s: float, end_s: float, stereo_duplex: bool) -> tuple[np.ndarray, np.ndarray]:
+    import soundfile as sf
+
+    try:
+        sr = sf.info(str(p)).samplerate
+        data, sr = sf.read(str(p), start=int(start_s * sr), stop=int(end_s * sr), always_2d=True, dtype="float32")
+    except RuntimeError as exc:
+        raise InputError(f"cannot read {start_s:.0f}-{end_s:.0f} s of {p.name}: {exc}") from exc
+    if not stereo_duplex:
+        return to_mono16k(data, int(sr)), np.zeros(0, dtype=np.float32)
+    if data.shape[1] < 2:
+        raise InputError(f"{p.name}: stereo_duplex needs 2 channels, found {data.shape[1]}")
+    return to_mono16k(data[:, 0], int(sr)), to_mono16k(data[:, 1], int(sr))
+
+
+def _read_av_span(
+    p: Path, start_s: float, end_s: float, fps: float, stereo_duplex: bool
+) -> tuple[np.ndarray, np.ndarray, list[Frame], list[str]]:
+    import av
+
+    warnings: list[str] = []
+    frames: list[Frame] = []
+    chans: list[list[np.ndarray]] = [[], []]
+    audio_t0: float | None = None  # stream time of the first resampled audio sample
+    try:
+        container = av.open(str(p))
+    except av.error.FFmpegError as exc:
+        raise InputError(f"cannot open {p.name}: {exc}") from exc
+    with container:
+        streams = [*container.streams.audio[:1], *container.streams.video[:1]]
+        resampler = av.AudioResampler(format="fltp", layout="stereo", rate=SAMPLE_RATE)
+        next_t = start_s
+        try:
+            if start_s > 0:  # to the keyframe before start_s; earlier content is skipped below
+                container.seek(int(start_s * av.time_base), backward=True, any_frame=False)
+            finished: set[int] = set()  # streams already past end_s: stop when all are
+            for packet in container.demux(*streams):
+                for frame in packet.decode():
+                    if not isinstance(frame, (av.AudioFrame, av.VideoFrame)) or frame.time is None:
+                        continue
+                    if frame.time >= end_s:
+                        finished.add(packet.stream.index)
+                        continue
+                    if isinstance(frame, av.AudioFrame):
+                        if audio_t0 is None:
+                            audio_t0 = float(frame.time)
+                        for out in resampler.resample(frame):
+                            arr = out.to_ndarray()
+                            chans[0].append(arr[0])
+                            chans[1].append(arr[1])
+                    elif frame.time + 1e-6 >= next_t:
+                        frames.append(Frame(float(frame.time) - start_s, frame.to_ndarray(format="rgb24")))
+                        next_t = float(frame.time) + 1.0 / fps
+                if len(finished) == len(streams):
+                    break
+        except av.error.FFmpegError as exc:
+            raise InputError(f"{p.name} cannot be decoded at {start_s:.0f}-{end_s:.0f} s: {exc}") from exc
+    # Cut the audio to [start_s, end_s): decoding began at the keyframe before start_s.
+    skip = max(0, round(((start_s - audio_t0) if audio_t0 is not None else 0.0) * SAMPLE_RATE))
+    n = round((end_s - start_s) * SAMPLE_RATE)
+    left = np.concatenate(chans[0]).astype(np.float32)[skip : skip + n] if chans[0] else np.zeros(0, np.float32)
+    right = np.concatenate(chans[1]).astype(np.float32)[skip : skip + n] if chans[1] else np.zeros(0, np.float32)
+    if stereo_duplex:
+        return left, right, frames, warnings
+    mono = (left + right) / 2 if left.size else left
+    return mono, np.zeros(0, dtype=np.float32), frames, warnings
