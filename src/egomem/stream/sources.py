@@ -76,8 +76,9 @@ def _read_audio(p: Path, stereo_duplex: bool) -> tuple[np.ndarray, np.ndarray]:
     return to_mono16k(data[:, 0], int(sr)), to_mono16k(data[:, 1], int(sr))
 
 
-def _read_frame_folder(d: Path) -> list[Frame]:
-    """Frames named `<seconds>.jpg|png` (e.g. 12.5.jpg) in a folder beside an audio file."""
+def _read_frame_folder(d: Path, start_s: float = 0.0, end_s: float = float("inf")) -> list[Frame]:
+    """Frames named `<seconds>.jpg|png` (e.g. 12.5.jpg) in a folder beside an audio file
+    (those in [start_s, end_s), timed from start_s)."""
     from PIL import Image
 
     frames = []
@@ -88,7 +89,8 @@ def _read_frame_folder(d: Path) -> list[Frame]:
             t = float(f.stem)
         except ValueError:
             continue
-        frames.append(Frame(t, np.asarray(Image.open(f).convert("RGB"))))
+        if start_s <= t < end_s:
+            frames.append(Frame(t - start_s, np.asarray(Image.open(f).convert("RGB"))))
     return sorted(frames, key=lambda fr: fr.t)
 
 
@@ -203,11 +205,7 @@ def read_clip(
     if p.suffix.lower() in SOUNDFILE_EXT:
         listen, speak = _read_audio_span(p, start_s, end_s, stereo_duplex)
         frames_dir = p.with_suffix("")
-        frames = [
-            Frame(fr.t - start_s, fr.image)
-            for fr in (_read_frame_folder(frames_dir) if frames_dir.is_dir() else [])
-            if start_s <= fr.t < end_s
-        ]
+        frames = _read_frame_folder(frames_dir, start_s, end_s) if frames_dir.is_dir() else []
         warnings: list[str] = []
     else:
         listen, speak, frames, warnings = _read_av_span(p, start_s, end_s, fps, stereo_duplex)

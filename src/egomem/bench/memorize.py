@@ -1,0 +1,126 @@
+"""`egomem bench memorize`: speed of `egomem memorize` and whether a resumed run remembers
+what an uninterrupted one does.
+
+The recording is `bench realtime`'s stream (LibriSpeech test-other speakers, each with one
+LFW identity's photos, visiting and coming back), written as a WAV with a folder of frames
+beside it, `minutes` long (10 by default, 2 with --quick). It is memorised twice by the
+product's Memorizer into fresh stores: once straight through (timed: clips per second,
+CPU seconds per recorded minute, real-time factor), once stopped after half of its clips
+and resumed by a second run, as after Ctrl-C. The two memories are compared person by
+person (names and fact texts; ids are random), with the counts of users and episodes.
+
+`--set llm=rules` (any registered LLM provider) and `--set clip=30` choose the run.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import soundfile as sf
+from PIL import Image
+
+from egomem.bench import BenchOptions, BenchResult, data_root, register
+from egomem.bench.realtime import build_stream
+from egomem.config import load_config
+from egomem.media import SAMPLE_RATE
+from egomem.runtime.build import Models
+from egomem.runtime.memorize import ClipDone, Memorizer, Progress
+from egomem.store.sqlite import SQLiteStore
+
+
+def _write_recording(folder: Path, minutes: float) -> Path:
+    rec, _ = build_stream(data_root(), minutes)
+    wav = folder / "stream.wav"
+    sf.write(str(wav), rec.listen, SAMPLE_RATE, subtype="PCM_16")
+    frames = folder / "stream"  # <seconds>.jpg beside the audio: read_clip's frame folder
+    frames.mkdir()
+    for fr in rec.frames:
+        Image.fromarray(fr.image).save(frames / f"{fr.t:.3f}.jpg", quality=90)
+    return wav
+
+
+def _memory(store: SQLiteStore) -> list[tuple[str, list[str]]]:
+    people = store.list_users(include_placeholders=False)
+    return sorted((u.name or "", sorted(f.text for f in store.list_facts(u.id))) for u in people)
+
+
+def _stop_after(n: int) -> tuple[Callable[[Progress, ClipDone | None], None], Callable[[], bool]]:
+    done: list[ClipDone] = []
+
+    def on_clip(p: Progress, clip: ClipDone | None) -> None:
+        if clip is not None:
+            done.append(clip)
+
+    return on_clip, lambda: len(done) >= n
+
+
+@register("memorize")
+def run(options: BenchOptions) -> BenchResult:
+    minutes = float(options.extra.get("minutes", 2.0 if options.quick else 10.0))
+    clip_s = float(options.extra.get("clip", 30.0))
+    llm = options.extra.get("llm")
+    with tempfile.TemporaryDirectory(prefix="egomem-bench-memorize-") as tmp:
+        root = Path(tmp)
+        wav = _write_recording(root, minutes)
+        runs: dict[str, Any] = {}
+        memories = {}
+        for name in ("straight", "resumed"):
+            data = root / name
+            data.mkdir()
+            cfg = load_config(data_dir=data, environ={"EGOMEM_LLM__PROVIDER": llm} if llm else {})
+            store = SQLiteStore(data / "memory.db")
+            try:
+                memorizer = Memorizer(cfg, store, Models(cfg), clip_s=clip_s)
+                t0, c0 = time.perf_counter(), time.process_time()
+                if name == "straight":
+                    prog = memorizer.run(wav, origin=1.7e9)
+                else:  # stopped half way (as by Ctrl-C), then a second run resumes
+                    on_clip, should_stop = _stop_after(max(1, round(minutes * 60 / clip_s / 2)))
+                    memorizer.run(wav, origin=1.7e9, on_clip=on_clip, should_stop=should_stop)
+                    prog = Memorizer(cfg, store, Models(cfg), clip_s=clip_s).run(wav)
+                wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+                memories[name] = _memory(store)
+                runs[name] = {
+                    "clips": len(prog.clips),
+                    "users": len(store.list_users(include_placeholders=False)),
+                    "episodes": len(store.list_episodes()),
+                    "facts": sum(len(f) for _, f in memories[name]),
+                    "wall_s": round(wall, 1),
+                    "cpu_s": round(cpu, 1),
+                }
+                llm_provider = cfg.llm.provider
+            finally:
+                store.close()
+    duration = minutes * 60
+    straight = runs["straight"]
+    metrics: dict[str, Any] = {
+        "minutes": minutes,
+        "clip_s": clip_s,
+        "llm_provider": llm_provider,
+        "clips_per_s": round(straight["clips"] / straight["wall_s"], 3),
+        "rtf": round(straight["wall_s"] / duration, 3),
+        "cpu_s_per_recorded_min": round(straight["cpu_s"] / minutes, 1),
+        "resume_same_memory": memories["straight"] == memories["resumed"],
+        **{f"{k}.{m}": v for k, r in runs.items() for m, v in r.items()},
+    }
+    rows = [[k, r["clips"], r["users"], r["episodes"], r["facts"], r["wall_s"], r["cpu_s"]] for k, r in runs.items()]
+    return BenchResult(
+        "memorize",
+        metrics,
+        tables=[
+            (
+                f"memorize, {minutes:g} min recording in {clip_s:g} s clips, llm {llm_provider}",
+                ["run", "clips", "users", "episodes", "facts", "wall s", "CPU s"],
+                rows,
+            )
+        ],
+        notes=[
+            f"RTF {metrics['rtf']} (wall / recorded; machine load in the envelope), "
+            f"{metrics['cpu_s_per_recorded_min']} CPU-s per recorded minute; "
+            f"stopped half way and resumed: {'same' if metrics['resume_same_memory'] else 'DIFFERENT'} memory"
+        ],
+    )
