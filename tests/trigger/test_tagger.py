@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import numpy as np
@@ -10,7 +11,7 @@ import pytest
 from egomem.errors import InputError
 from egomem.memory.trigger.features import N_FEATURES, SAMPLES_PER_STEP, FeatureExtractor
 from egomem.memory.trigger.rules import RuleTrigger
-from egomem.memory.trigger.tagger import EpisodicTrigger, sessions
+from egomem.memory.trigger.tagger import WEIGHTS, EpisodicTrigger, sessions, viterbi
 from egomem.perception.audio import to_mono16k
 
 TOLERANCE = 10  # steps (0.8 s)
@@ -96,3 +97,21 @@ def test_short_length_mismatch_is_padded() -> None:
     fx = FeatureExtractor(lambda a: np.zeros(a.size // 512, dtype=np.float32), lambda a, w: np.zeros((len(w), 256)))
     f = fx(np.zeros(16000, dtype=np.float32), np.zeros(15990, dtype=np.float32))
     assert f.shape == (13, N_FEATURES)
+
+
+def test_start_penalty_drops_a_weak_blip_and_keeps_a_clear_session() -> None:
+    p = np.full((60, 4), 0.01)
+    p[:, 0] = 0.97
+    p[10:40] = [0.02, 0.02, 0.94, 0.02]
+    p[10], p[39] = [0.02, 0.9, 0.06, 0.02], [0.02, 0.02, 0.06, 0.9]
+    p[50:53] = [0.3, 0.2, 0.3, 0.2]  # a short, weakly supported session
+    p[50], p[52] = [0.3, 0.4, 0.2, 0.1], [0.3, 0.1, 0.2, 0.4]
+    assert sessions(viterbi(np.log(p))) == [(10, 39), (50, 52)]
+    assert sessions(viterbi(np.log(p), start_penalty=2.0)) == [(10, 39)]
+    assert sessions(viterbi(np.log(p), start_penalty=8.0)) == [(10, 39)]
+
+
+def test_shipped_decoding_matches_its_training_report(trigger: EpisodicTrigger) -> None:
+    # The start penalty was chosen on the training run's dev streams and shipped inside the weights.
+    report = json.loads(WEIGHTS.with_suffix(".json").read_text())
+    assert trigger.start_penalty == report["start_penalty"]

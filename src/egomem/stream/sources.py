@@ -1,5 +1,5 @@
 """Stream sources: a recorded file replayed in 80 ms steps (real-time or as fast as
-possible). Live microphone + camera is an optional extra (`egomem[live]`).
+possible), whole or clip by clip. Live camera and microphone: stream/live.py.
 
 A recording holds the listening channel (the microphone) and optionally the
 speaking channel (what the assistant said) as a second audio channel: a stereo

@@ -1,15 +1,14 @@
 """Rendering spoken scenes: offline TTS voices, real face photos, one mp4 per day.
 
-Voices are Debian's Festival (kal, ked, slt) and espeak-ng variants; Piper's "joe" is the
-assistant's own voice (egomem.dialog.speech) and is never given to a user. The photos
+Voices are Debian's Festival (kal, ked, slt) and espeak-ng variants (egomem.dialog.voices,
+shared with the training-data builder); Piper's "joe" is the assistant's own voice
+(egomem.dialog.speech) and is never given to a user. The photos
 are real ones from ../shared/data. `write_mp4` is the writer the demo assets use.
 """
 
 from __future__ import annotations
 
 import csv
-import shutil
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,65 +17,24 @@ import av
 import numpy as np
 from PIL import Image
 
+from egomem.dialog.voices import VOICES, Voice, installed_voices, synthesize
 from egomem.errors import InputError
-from egomem.perception.audio import SAMPLE_RATE, load_audio
+from egomem.perception.audio import SAMPLE_RATE
+
+__all__ = [
+    "VOICES",
+    "Face",
+    "Voice",
+    "face_pool",
+    "frame_for",
+    "installed_voices",
+    "silence",
+    "synthesize",
+    "temp_dir",
+    "write_mp4",
+]
 
 W, H, FPS = 640, 480, 2
-
-
-@dataclass(frozen=True)
-class Voice:
-    engine: str  # festival | espeak-ng
-    name: str
-    gender: str  # f | m
-
-    @property
-    def id(self) -> str:
-        return f"{self.engine}:{self.name}"
-
-
-VOICES = (
-    Voice("festival", "cmu_us_slt_arctic_hts", "f"),
-    Voice("festival", "kal_diphone", "m"),
-    Voice("festival", "ked_diphone", "m"),
-    Voice("espeak-ng", "en-us+f2", "f"),
-    Voice("espeak-ng", "en-gb+f3", "f"),
-    Voice("espeak-ng", "en-us+f4", "f"),
-    Voice("espeak-ng", "en-gb-x-rp+m3", "m"),
-    Voice("espeak-ng", "en-us+m1", "m"),
-)
-_FESTIVAL_DIRS = {"cmu_us_slt_arctic_hts": "us", "kal_diphone": "english", "ked_diphone": "english"}
-
-
-def installed_voices() -> list[Voice]:
-    """The voices whose engine (and, for Festival, whose voice package) is installed here."""
-    out = []
-    for v in VOICES:
-        if v.engine == "festival":
-            if (
-                shutil.which("text2wave")
-                and Path("/usr/share/festival/voices", _FESTIVAL_DIRS[v.name], v.name).is_dir()
-            ):
-                out.append(v)
-        elif shutil.which(v.engine):
-            out.append(v)
-    return out
-
-
-def synthesize(text: str, voice: Voice, tmp: Path) -> np.ndarray:
-    """16 kHz mono float32 speech of `text` in `voice`."""
-    wav = tmp / "tts.wav"
-    if voice.engine == "festival":
-        cmd = ["text2wave", "-eval", f"(voice_{voice.name})", "-o", str(wav)]
-        stdin: bytes | None = text.encode()
-    else:
-        cmd = ["espeak-ng", "-v", voice.name, "-s", "155", "-w", str(wav), text]
-        stdin = None
-    try:
-        subprocess.run(cmd, input=stdin, check=True, capture_output=True)
-    except (OSError, subprocess.CalledProcessError) as exc:
-        raise InputError(f"text-to-speech with {voice.id} failed: {exc}") from exc
-    return load_audio(wav)
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,9 @@ The network gives per-step posteriors, computed chunk-wise (chunks of up to 8192
 with overlapping margins, so a session that crosses a chunk edge is not cut); a Viterbi
 pass then picks the best label sequence the session grammar allows
 (0→0|1, 1→2|3, 2→2|3, 3→0|1), so every start has an end and adjacent sessions of two
-users are split by a 3 directly followed by a 1.
+users are split by a 3 directly followed by a 1. Opening a session costs `start_penalty`
+(log-probability units, chosen on the training run's dev streams and shipped with the
+weights): it removes short spurious sessions and splits the posteriors barely support.
 """
 
 from __future__ import annotations
@@ -31,15 +33,19 @@ for _a, _b in ((0, 0), (0, 1), (1, 2), (1, 3), (2, 2), (2, 3), (3, 0), (3, 1)):
     _ALLOWED[_a, _b] = 0.0
 
 
-def viterbi(logp: np.ndarray) -> np.ndarray:
+def viterbi(logp: np.ndarray, start_penalty: float = 0.0) -> np.ndarray:
     """Best label path under the session grammar; logp: (steps, 4) log-posteriors."""
     steps = logp.shape[0]
     if steps == 0:
         return np.zeros(0, dtype=np.int8)
+    allowed = _ALLOWED.copy()
+    allowed[0, 1] -= start_penalty
+    allowed[3, 1] -= start_penalty
     score = logp[0].copy()
+    score[1] -= start_penalty
     back = np.zeros((steps, 4), dtype=np.int8)
     for t in range(1, steps):
-        cand = score[:, None] + _ALLOWED  # (from, to)
+        cand = score[:, None] + allowed  # (from, to)
         back[t] = np.argmax(cand, axis=0)
         score = cand[back[t], np.arange(4)] + logp[t]
     path = np.zeros(steps, dtype=np.int8)
@@ -66,6 +72,7 @@ class EpisodicTrigger:
         self.net.eval()
         self.mean = np.asarray(blob["mean"], dtype=np.float32)
         self.std = np.asarray(blob["std"], dtype=np.float32)
+        self.start_penalty = float(blob.get("start_penalty", 0.0))
         self._extractor = extractor
 
     @classmethod
@@ -84,7 +91,7 @@ class EpisodicTrigger:
         return self.tag_features(self.extractor(listen16k, speak16k))
 
     def tag_features(self, feats: np.ndarray) -> np.ndarray:
-        return viterbi(np.log(np.maximum(self.posteriors(feats), 1e-9)))
+        return viterbi(np.log(np.maximum(self.posteriors(feats), 1e-9)), self.start_penalty)
 
     def posteriors(self, feats: np.ndarray) -> np.ndarray:
         """(steps, 4) label probabilities, chunk-wise with overlapping margins."""

@@ -1,0 +1,83 @@
+"""`egomem data build`: training samples for a memory-aware full-duplex model (docs/data.md).
+
+The builder lives in the training package (egomem_training.data), which the runtime
+package never imports (import-linter): it is named here by module path and imported when
+the command runs, the way providers are, so `egomem` itself does not depend on it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from pathlib import Path
+
+import click
+
+from egomem.errors import InputError
+
+_BUILDER = "egomem_training.data.cli_entry"
+
+
+@click.group()
+def data() -> None:
+    """Training data for a memory-aware full-duplex dialog model."""
+
+
+@data.command("build")
+@click.argument("script", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path), help="Output folder (empty)."
+)
+@click.option("--seed", default=0, show_default=True, help="Seed of every random choice.")
+@click.option("--max-steps", default=8192, show_default=True, help="Stream length in 80 ms steps (MemChunks included).")
+@click.option("--shard-size", default=64, show_default=True, help="Streams per Parquet shard.")
+@click.option("--sessions-per-stream", default=3, show_default=True)
+@click.option("--assistant-voice", type=click.Choice(["piper", "espeak-ng"]), default="piper", show_default=True)
+@click.option(
+    "--user-engines", default="festival,espeak-ng", show_default=True, help="TTS engines of the users' voices."
+)
+@click.option("--text-tokenizer", default="words", show_default=True, help="words, bytes, or a tokenizers .json file.")
+@click.option("--audio-tokenizer", type=click.Choice(["auto", "mimi", "logmel"]), default="auto", show_default=True)
+@click.option(
+    "--mimi", "mimi_weights", type=click.Path(dir_okay=False, path_type=Path), help="Local Mimi weights file."
+)
+@click.option("--no-picture", is_flag=True, help="Skip the PNG of the first stream.")
+def build(script: Path, out: Path, **opts: object) -> None:
+    """Turn a dialog SCRIPT (.json or .jsonl) into sharded Parquet samples under --out."""
+    try:
+        entry = importlib.import_module(_BUILDER)
+    except ImportError as exc:
+        raise InputError(f"the training package is not installed ({exc})") from exc
+    manifest = entry.run(script, out, opts)
+    click.echo(
+        json.dumps({k: manifest[k] for k in ("streams", "samples", "shards", "audio_tokenizer", "seconds")}, indent=2)
+    )
+
+
+def _seeds(spec: str) -> list[int]:
+    """`0:20` (a range, end excluded) or `1,4,7`."""
+    try:
+        if ":" in spec:
+            a, b = spec.split(":", 1)
+            return list(range(int(a), int(b)))
+        return [int(x) for x in spec.split(",") if x.strip()]
+    except ValueError as exc:
+        raise InputError(f"--seeds {spec!r}: expected A:B or a comma list of integers") from exc
+
+
+@data.command("from-convo")
+@click.option(
+    "--split",
+    type=click.Choice(["dev", "test"]),
+    default="dev",
+    show_default=True,
+    help="Scenario split (test is the benchmark's: keep it out of training).",
+)
+@click.option("--seeds", default="0:20", show_default=True, help="Scenario seeds: A:B or a comma list.")
+@click.option(
+    "--out", "out", required=True, type=click.Path(dir_okay=False, path_type=Path), help="Script .jsonl to write."
+)
+def from_convo(split: str, seeds: str, out: Path) -> None:
+    """A script from the conversation benchmark's generator (day-2 sessions; docs/data.md)."""
+    entry = importlib.import_module(_BUILDER)
+    click.echo(json.dumps(entry.from_convo(split, _seeds(seeds), out), indent=2))
