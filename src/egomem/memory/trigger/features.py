@@ -12,14 +12,14 @@ windows with user speech, in one batch.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from egomem.errors import InputError
 from egomem.perception.audio import SAMPLE_RATE
+from egomem.perception.threads import torch_single_thread
 from egomem.perception.vad import WINDOW as VAD_WINDOW
 from egomem.stream.clock import SAMPLES_PER_STEP, STEP_S  # the full-duplex step (12.5 steps/s)
 
@@ -92,21 +92,6 @@ def vad_per_step(probs: np.ndarray, steps: int) -> tuple[np.ndarray, np.ndarray]
     return vmax, np.divide(vsum, count, out=np.zeros_like(vsum), where=count > 0)
 
 
-@contextmanager
-def single_thread() -> Iterator[None]:
-    """Run torch with one intra-op thread, then restore. Small recurrent nets are many tiny
-    sequential ops: on the shared 2-core machine, thread barriers made the trigger's GRU 30x
-    slower with 2 threads (8.8 s vs 0.29 s per 8192 steps)."""
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
-
-
 class ResemblyzerEmbedder:
     """Speaker embeddings of step ranges of one signal, batched through resemblyzer's LSTM."""
 
@@ -131,7 +116,7 @@ class ResemblyzerEmbedder:
             wav = audio[a * SAMPLES_PER_STEP : b * SAMPLES_PER_STEP]
             level = 10 * np.log10(max(float(np.mean(np.square(wav, dtype=np.float64))), 1e-10))
             batch[i, : seg.shape[0]] = seg * 10 ** ((-30.0 - level) / 10)
-        with torch.no_grad(), single_thread():
+        with torch.no_grad(), torch_single_thread():
             out = self._encoder(torch.from_numpy(batch)).numpy()
         return out.astype(np.float32)
 

@@ -17,8 +17,9 @@ from typing import Any
 import numpy as np
 
 from egomem.errors import InputError
-from egomem.memory.trigger.features import N_FEATURES, FeatureExtractor, single_thread
+from egomem.memory.trigger.features import N_FEATURES, FeatureExtractor
 from egomem.memory.trigger.metrics import sessions
+from egomem.perception.threads import torch_single_thread
 from egomem.providers import BuildContext
 from egomem.registry import ProviderConfig
 
@@ -103,7 +104,7 @@ class EpisodicTrigger:
         steps = f.shape[0]
         out = np.zeros((steps, 4), dtype=np.float32)
         x = (f - self.mean) / self.std
-        with single_thread():
+        with torch_single_thread():
             self._chunks(x, out, torch)
         return out
 
