@@ -102,6 +102,9 @@ RELATIONS = [
     ("my sister anna lives in rome", "sister", "Anna"),
     ("i have a daughter called emma", "daughter", "Emma"),
     ("emily is my best friend", "friend", "Emily"),
+    ("My wife is Anna.", "wife", "Anna"),
+    ("my neighbour is dennis", "neighbour", "Dennis"),
+    ("Lena lives next door to me.", "neighbour", "Lena"),
 ]
 NO_RELATION = [
     "My sister likes tennis.",
@@ -111,6 +114,8 @@ NO_RELATION = [
     "my sister plays tennis",
     "my friend said hi",
     "my brother works nights",
+    "My sister is Italian.",  # "my X is Y" names only people the name lexicon knows
+    "My boss is French and strict.",
 ]
 
 
@@ -153,10 +158,24 @@ def test_first_person_plural(said: str, text: str) -> None:
         ("every morning i drink green tea", "drinks green tea every morning"),
         ("on weekends we go hiking", "goes hiking on weekends"),
         ("i usually take the bus", "usually takes the bus"),
+        ("I usually swim on Sundays.", "swims on sundays"),  # the adverb is not the verb
     ],
 )
 def test_habits(said: str, text: str) -> None:
     assert [i.text for i in _items(said)] == [text]
+
+
+@pytest.mark.parametrize(
+    ("said", "kind", "text"),
+    [
+        ("Home for me is Paris.", "fact", "lives in Paris"),
+        ("Our flat is in Berlin.", "fact", "lives in Berlin"),
+        ("One of my passions is chess.", "preference", "likes chess"),
+        ("my hobby is knitting", "preference", "likes knitting"),
+    ],
+)
+def test_homes_and_passions_said_without_a_verb(said: str, kind: str, text: str) -> None:
+    assert [(i.kind, i.text) for i in _items(said)] == [(kind, text)]
 
 
 @pytest.mark.parametrize(

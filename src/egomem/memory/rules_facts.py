@@ -136,6 +136,13 @@ def home(s: str, c: Collector) -> bool:
         place = _PLACE_DETAIL.sub("", hit.group(1))
         c.add("fact", f"lives in {clean_object(place, 5)}", 0.7, change=bool(moved) or bool(_CHANGE.search(s)))
         found = True
+    if not hit:
+        # "Home for me is Lyon", "my flat is in Lyon": a place needs its capital letter here.
+        home_is = r"\b(?:home for (?:me|us) is|(?:my|our) (?:home|flat|house|apartment|place) is in)"
+        where = re.search(rf"{home_is} ([A-Z][^,.;!?]*)", s, re.I)
+        if where and where.group(1)[0].isupper():
+            c.add("fact", f"lives in {clean_object(_PLACE_DETAIL.sub('', where.group(1)), 5)}", 0.6)
+            found = True
     origin = re.search(r"\b[Ii](?:'m| am| come) (?:originally )?from ([A-Z][^,.;!?]*)", s)
     if origin:
         c.add("fact", f"is from {clean_object(origin.group(1), 5)}", 0.6)
@@ -189,11 +196,25 @@ def preferences(s: str, c: Collector) -> bool:
         if obj and obj.split()[0].lower() not in _PRONOUN_OBJECTS and not obj.lower().startswith(("to hear", "to see")):
             c.add("preference", f"{verb} {third_person(obj)}", 0.5, change=bool(_CHANGE.search(s)))
             found = True
+    passion = re.search(
+        r"\b(?:one of my (?:passions|hobbies|favou?rite things) is|my (?:passion|hobby) is) ([^,.;!?]+)", s, re.I
+    ) or re.search(r"^([^,.;!?]+?) (?:is|are) my favou?rite (?:thing|hobby|pastime)\b", s.strip(), re.I)
+    obj = clean_object(passion.group(1), 6) if passion else ""
+    if obj and obj.split()[0].lower() not in _PRONOUN_OBJECTS:
+        c.add("preference", f"likes {third_person(obj)}", 0.5)
+        found = True
     fav = re.search(r"\bmy favou?rite ([\w ]+?) (?:is|are) ([^,.;!?]+)", s, re.IGNORECASE)
     if fav:
         c.add("preference", f"favorite {fav.group(1).lower()} is {clean_object(fav.group(2), 6)}", 0.5)
         found = True
     return found
+
+
+_ADVERB = r"(?:usually|always|often|normally|generally|regularly|typically)"
+
+
+def adverbial_when(when: str) -> bool:
+    return re.fullmatch(_ADVERB, when, re.I) is not None
 
 
 def habits(s: str, c: Collector) -> bool:
@@ -209,10 +230,12 @@ def habits(s: str, c: Collector) -> bool:
         when, what = adverb.group(1).lower(), adverb.group(2)
     else:
         return False
+    # "I usually swim on Sundays": the frequency is "on Sundays", the adverb is not the verb.
+    what = re.sub(rf"^{_ADVERB} ", "", what.strip(), flags=re.I) if not adverbial_when(when) else what
     what = clean_object(re.sub(rf"\s*\b(?:{FREQUENCY})\b", "", what, flags=re.I), 8)
     if len(what.split()) < 1 or what.split()[0].lower() in {"don't", "do", "never", "not", "can't", "am", "was"}:
         return False
-    adverbial = when in ("usually", "always", "often", "normally", "generally", "regularly", "typically")
+    adverbial = adverbial_when(when)
     text = f"{when} {verb_phrase_3rd(what)}" if adverbial else f"{verb_phrase_3rd(what)} {when}"
     c.add("fact", text, 0.5)
     return True

@@ -78,10 +78,17 @@ def relations(s: str, c: Collector) -> bool:
         rf"\b{_TWO}, {_MY} {_ADJ}{_REL}\b",  # "Anna, my sister, ..."
         rf"\b{_TWO}[?.!,]?\s+(?:she|he)(?:'s| is) {_MY} {_ADJ}{_REL}\b",  # "I know Emily. She's my colleague."
     ]
+    # "My sister is Maria." -- but "my sister is Italian": only names the lexicon knows
+    # (the match is treated as sentence-initial, where a capital letter is no evidence).
+    lexicon_only = [rf"\b{_MY} {_ADJ}{_REL} is {_TWO}{_END}"]
     strong = [
         rf"\b(?:a|an|one|{_MY}) {_ADJ}{_REL} (?:named|called) {_TWO}",  # "a son named Leo"
         rf"\b{_MY} {_ADJ}{_REL_OF}(?:'s name is| is called| is named| goes by) {_TWO}",  # "my son is called Leo"
     ]
+    for m in re.finditer(lexicon_only[0], s, re.IGNORECASE):
+        if person := _person(c, m.group(2), strong=False, initial=True):
+            _relation(c, m.group(1), person)
+            found = True
     for patterns, strength in ((weak, False), (strong, True)):
         for pat in patterns:
             for m in re.finditer(pat, s, re.IGNORECASE):
@@ -118,6 +125,10 @@ def _special_relations(s: str, c: Collector) -> bool:
     m = re.search(rf"\b(?:I'm|I am|we're|we are) (?:now )?(married to|dating|engaged to) {_TWO}", s, re.I)
     if m and (person := _person(c, m.group(2), strong=False)):
         _relation(c, {"married to": "spouse", "dating": "partner", "engaged to": "fiancé"}[m.group(1).lower()], person)
+        found = True
+    m = re.search(rf"\b{_TWO} lives next door(?: to (?:me|us))?{_END}", s, re.IGNORECASE)
+    if m and (person := _person(c, m.group(1), strong=False, initial=not s[: m.start()].strip())):
+        _relation(c, "neighbour", person)
         found = True
     if not found:
         m = re.search(rf"\bI (?:also )?work (?:together )?with {_TWO}{_END}", s, re.IGNORECASE)
