@@ -101,7 +101,63 @@ SUMMARY: tuple[Row, ...] = (
         ("model.clean.f1_at_5", "model.noised.f1_at_5"),
         PAPER["trigger_f1"],
     ),
+    Row(
+        "trigger F1@5 clean / noised, runtime-like streams only (model)",
+        "trigger",
+        ("model.by_condition.runtime.clean.f1_at_5", "model.by_condition.runtime.noised.f1_at_5"),
+    ),
+    Row(
+        "trigger F1@5 clean / noised (rule baseline)", "trigger", ("baseline.clean.f1_at_5", "baseline.noised.f1_at_5")
+    ),
+    Row(
+        "diarization DER no collar / ±0.25 s, 14 meetings (ours)",
+        "diarization",
+        ("ours.der", "ours.der_collar_0_25"),
+    ),
+    Row(
+        "diarization DER no collar / ±0.25 s, 14 meetings (silero + AHC 0.40 baseline)",
+        "diarization",
+        ("threshold_clustering.der", "threshold_clustering.der_collar_0_25"),
+    ),
+    Row(
+        "diarization DER no collar / ±0.25 s, held-out dev+tst (ours)",
+        "diarization",
+        ("ours.heldout.der", "ours.heldout.der_collar_0_25"),
+    ),
     Row("memory extraction precision / recall (rules)", "extract", ("precision", "recall")),
+    Row(
+        "spoken conversations, test, local LLM from audio: fact recall / precision",
+        "conversation",
+        ("test.local.audio.fact_recall", "test.local.audio.fact_precision"),
+    ),
+    Row(
+        "spoken conversations, test, local LLM from audio: relations / false memories per session",
+        "conversation",
+        ("test.local.audio.relation_recall", "test.local.audio.false_memories_per_session"),
+    ),
+    Row(
+        "spoken conversations, test, local LLM from audio: Level-2 correct / greeting by name",
+        "conversation",
+        ("test.local.audio.level2_correct", "test.local.audio.greeting_by_name"),
+    ),
+    Row(
+        "spoken conversations, test, local LLM: extraction CPU-s per session",
+        "conversation",
+        ("test.local.audio.extract_cpu_s_per_session",),
+        fmt="{:.1f}",
+    ),
+    Row(
+        "spoken conversations, test, rules from audio: fact recall / false memories per session",
+        "conversation",
+        ("test.rules.audio.fact_recall", "test.rules.audio.false_memories_per_session"),
+    ),
+    Row(
+        "memorize: real-time factor / CPU-s per recorded minute",
+        "memorize",
+        ("rtf", "cpu_s_per_recorded_min"),
+        fmt="{:.2f}",
+    ),
+    Row("memorize: stopped and resumed gives the same memory", "memorize", ("resume_same_memory",)),
     Row("whole system real-time factor", "realtime", ("rtf_overall",), PAPER["realtime_rtf"]),
     Row(
         "Level-1 correct-user latency p50 / p95, s",
@@ -141,7 +197,9 @@ def get(metrics: dict[str, Any], path: str) -> Any:
 def fmt(v: Any, spec: str = "{:.3f}") -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "—"
-    if isinstance(v, int):  # bool is an int
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, int):
         return str(v)
     if isinstance(v, float):
         return spec.format(v)
@@ -262,8 +320,42 @@ def realtime(rec: dict[str, Any]) -> str:
     )
 
 
-LAYOUTS: dict[str, Callable[[dict[str, Any]], str]] = {"locomo": locomo, "realtime": realtime}
-ORDER = ("face", "speaker", "asr", "textret", "locomo", "trigger", "extract", "store", "realtime", "serve")
+def trigger(rec: dict[str, Any]) -> str:
+    m = rec["metrics"]
+    conds = list((m.get("model") or {}).get("by_condition", {}))
+    if not conds:
+        return generic(rec)
+    rows = []
+    for c in [*conds, "pooled"]:
+        cell = []
+        for who in ("model", "baseline"):
+            src = m.get(who, {})
+            at = src if c == "pooled" else src.get("by_condition", {}).get(c, {})
+            for part in ("clean", "noised"):
+                cell.append(fmt(get(at, f"{part}.f1_at_5")))
+        model = m["model"] if c == "pooled" else m["model"]["by_condition"][c]
+        cell += [fmt(get(model, "clean.jaccard"), "{:.4f}"), fmt(get(model, "noised.jaccard"), "{:.4f}")]
+        rows.append([f"**{c}**" if c == "pooled" else c, *cell])
+    header = ["condition", "model F1@5 clean", "noised", "rules F1@5 clean", "noised", "model Jaccard clean", "noised"]
+    return table(header, rows) + "\n\nAll metrics:\n\n" + generic(rec)
+
+
+LAYOUTS: dict[str, Callable[[dict[str, Any]], str]] = {"locomo": locomo, "realtime": realtime, "trigger": trigger}
+ORDER = (
+    "face",
+    "speaker",
+    "asr",
+    "textret",
+    "locomo",
+    "trigger",
+    "diarization",
+    "extract",
+    "conversation",
+    "store",
+    "realtime",
+    "memorize",
+    "serve",
+)
 
 
 def load_results(root: Path = RESULTS) -> dict[str, dict[str, Any]]:
