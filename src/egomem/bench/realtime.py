@@ -13,10 +13,15 @@ not depend on machine speed) and we report:
   switches follow (bench/_visits.py), with placeholders excluded;
 - the correct-user Level-1 latency: from a visitor's first frame on camera to the
   Level-1 MemChunk of their own user;
+- where the time goes: busy seconds per component (ASR, TTS, face, voice, trigger,
+  extraction + memory update) per stream second, timed around the product's own objects
+  (`_Busy` wraps their methods with a timer and nothing else), and the process CPU time;
 - peak resident memory.
 
 `--set seeds=0,1,2` runs one stream per seed (fresh store each) and reports each seed,
-the pooled figures and the spread.
+the pooled figures and the spread. `--set llm=rules` (any registered LLM provider) runs
+memory extraction with that provider instead of the default (the local GGUF model); the
+provider used is recorded as `llm_provider`.
 """
 
 from __future__ import annotations
@@ -24,8 +29,11 @@ from __future__ import annotations
 import csv
 import resource
 import tempfile
+import threading
 import time
 from collections import defaultdict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -102,6 +110,58 @@ def build_stream(data: Path, minutes: float, seed: int = 0) -> tuple[Recording, 
     return Recording(listen, np.zeros(0, np.float32), frames, listen.size / SAMPLE_RATE), visits
 
 
+class _Busy:
+    """Busy seconds per component: wraps methods of the product's objects with a timer
+    (the wrapped code is the product's, unchanged; the wrappers are removed afterwards).
+    Components run in different threads (ASR and TTS in the stream loop, face and voice in
+    the retrieval poller, trigger and extraction in the memory process)."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = defaultdict(float)
+        self.calls: dict[str, int] = defaultdict(int)
+        self._lock = threading.Lock()
+        self._undo: list[Callable[[], None]] = []
+
+    def wrap(self, obj: Any, method: str, label: str) -> None:
+        fn = getattr(obj, method, None)
+        if not callable(fn):
+            return
+        own = method in vars(obj)
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                dt = time.perf_counter() - t0
+                with self._lock:
+                    self.seconds[label] += dt
+                    self.calls[label] += 1
+
+        setattr(obj, method, timed)
+        self._undo.append(lambda: setattr(obj, method, fn) if own else delattr(obj, method))
+
+    @contextmanager
+    def active(self) -> Iterator[_Busy]:
+        try:
+            yield self
+        finally:
+            for undo in reversed(self._undo):
+                undo()
+            self._undo.clear()
+
+
+def _instrument(busy: _Busy, models: Models, agent: Any) -> None:
+    """The components whose busy time the bench reports (the methods the runtime calls)."""
+    asr = models.transcriber
+    busy.wrap(asr, "transcribe_cased" if callable(getattr(asr, "transcribe_cased", None)) else "transcribe", "asr")
+    busy.wrap(models.speech, "synthesize", "tts")
+    busy.wrap(models.face, "observe", "face")
+    busy.wrap(models.voice, "observe", "voice")
+    busy.wrap(models.trigger, "tag", "trigger")
+    busy.wrap(agent.parts.manager, "process", "extraction")
+
+
 def run_seed(data: Path, minutes: float, seed: int, models: Models, cfg: Config, root: Path) -> dict[str, Any]:
     """One stream (its own seed and fresh store) through the agent, scored visit by visit."""
     rec, starts = build_stream(data, minutes, seed)
@@ -111,7 +171,12 @@ def run_seed(data: Path, minutes: float, seed: int, models: Models, cfg: Config,
     try:
         timeline = Timeline()
         agent = build_agent(cfg, store, models, timeline)
-        result = agent.run(replay(rec), lockstep=True)
+        busy = _Busy()
+        with busy.active():
+            _instrument(busy, models, agent)
+            cpu0 = time.process_time()
+            result = agent.run(replay(rec), lockstep=True)
+            cpu_s = time.process_time() - cpu0
         switches = [(e.time, e.fields.get("user")) for e in timeline.of_type("memchunk") if e.fields["level"] == 1]
         users = store.list_users(include_placeholders=False)
         placeholders = {u.id for u in store.list_users()} - {u.id for u in users}
@@ -132,6 +197,12 @@ def run_seed(data: Path, minutes: float, seed: int, models: Models, cfg: Config,
             "retrieval": result.times.retrieval / dur,
             "memory": result.times.memory / dur,
         },
+        # Busy seconds per stream second of each component (inside the processes above:
+        # dialog = ASR + TTS + VAD/turns + responder; retrieval = face + voice + matching and
+        # Level 1; memory = trigger + extraction/update + session bookkeeping).
+        rtf_by_component={k: v / dur for k, v in sorted(busy.seconds.items())},
+        calls_by_component=dict(sorted(busy.calls.items())),
+        cpu_s_per_stream_s=cpu_s / dur,  # process CPU time, all threads (2 cores: at most 2.0)
     )
     return out
 
@@ -147,14 +218,27 @@ def run(options: BenchOptions) -> BenchResult:
     if not seeds:
         raise InputError("--set seeds= names no seed")
     with tempfile.TemporaryDirectory() as tmp:
-        cfg = load_config(data_dir=tmp, environ={})
+        llm = options.extra.get("llm")
+        cfg = load_config(data_dir=tmp, environ={"EGOMEM_LLM__PROVIDER": llm} if llm else {})
         models = Models(cfg)
         t_load = time.perf_counter()
-        for m in (models.vad, models.text, models.face, models.voice, models.transcriber, models.trigger):
+        for m in (
+            models.vad,
+            models.text,
+            models.face,
+            models.voice,
+            models.transcriber,
+            models.trigger,
+            models.speech,
+        ):
             assert m is not None  # load every model before the clock starts
         load_s = time.perf_counter() - t_load
         per_seed = {str(s): run_seed(data, minutes, s, models, cfg, Path(tmp)) for s in seeds}
     pooled, spread = pool(per_seed)
+    for key in ("rtf_by_process", "rtf_by_component"):  # mean over seeds
+        names = sorted({n for r in per_seed.values() for n in r[key]})
+        pooled[key] = {n: float(np.mean([r[key].get(n, 0.0) for r in per_seed.values()])) for n in names}
+    pooled["cpu_s_per_stream_s"] = float(np.mean([r["cpu_s_per_stream_s"] for r in per_seed.values()]))
     for r in per_seed.values():
         del r["latencies"]
     metrics: dict[str, Any] = {
@@ -165,10 +249,16 @@ def run(options: BenchOptions) -> BenchResult:
         "rtf_overall": pooled["rtf_overall"],
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "model_load_s": load_s,
+        "llm_provider": cfg.llm.provider,
+        "asr_provider": cfg.asr.provider,
+        "trigger_provider": cfg.trigger.provider,
+        "tts_provider": cfg.tts.provider,
     }
     keys = ["identity.purity", "identity.fragmentation", "identity.wrong_switches", "identity.users"]
     keys += ["level1_correct_latency_s_p50", "level1_correct_latency_s_p95", "level1_missed_visits"]
-    keys += ["visits", "sessions_found", "rtf_overall"]
+    keys += ["visits", "sessions_found", "rtf_overall", "cpu_s_per_stream_s"]
+    keys += [f"rtf_by_process.{p}" for p in ("dialog", "retrieval", "memory", "ingest")]
+    keys += [f"rtf_by_component.{c}" for c in ("asr", "tts", "face", "voice", "trigger", "extraction")]
     runs = {**{f"seed {s}": r for s, r in per_seed.items()}, "pooled": pooled}
     rows = [[k, *(_get(r, k) for r in runs.values())] for k in keys]
     notes = [
@@ -176,8 +266,10 @@ def run(options: BenchOptions) -> BenchResult:
         "of their visits; placeholders are not users",
         "correct-user latency: first frame of a visit -> Level-1 MemChunk of the visitor's own user (poll 2 s)",
         "rtf_overall = wall / stream seconds with the three processes running concurrently (lockstep polls)",
+        "rtf_by_process / rtf_by_component: busy seconds per stream second (components are parts of processes);"
+        " cpu_s_per_stream_s: process CPU seconds, all threads",
     ]
-    title = f"realtime, {minutes:g} min stream per seed, seeds {','.join(map(str, seeds))}"
+    title = f"realtime, {minutes:g} min stream per seed, seeds {','.join(map(str, seeds))}, llm {cfg.llm.provider}"
     return BenchResult("realtime", metrics, [(title, ["metric", *runs], rows)], notes)
 
 

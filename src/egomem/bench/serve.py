@@ -9,6 +9,8 @@ then transcribed — and the time from END to the server's `done`. The server "f
 behind real time" when its backlog grows: when a session is not finished (final memory
 round included) within `max_backlog_s` (default 10 s) of the device's END.
 Bounded: at most `max_devices` (default 4) devices, one recording each.
+`--set llm=rules` (any registered LLM provider) starts the server with that provider for
+memory extraction instead of the default (the local GGUF model); recorded as `llm_provider`.
 """
 
 from __future__ import annotations
@@ -71,13 +73,16 @@ def run(options: BenchOptions) -> BenchResult:
     rows: list[list[Any]] = []
     metrics: dict[str, Any] = {"recording_s": round(rec.duration_s, 1), "by_devices": {}}
     behind_at: int | None = None
+    llm = options.extra.get("llm")
+    overrides = {"EGOMEM_LLM__PROVIDER": llm} if llm else {}
     with tempfile.TemporaryDirectory() as tmp:
-        cfg = load_config(data_dir=tmp, environ={})
+        cfg = load_config(data_dir=tmp, environ=overrides)
+        metrics["llm_provider"] = cfg.llm.provider
         reg = TenantRegistry(cfg)
         _, key = reg.create("bench")
         reg.close()
         port = _free_port()
-        env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+        env = {**os.environ, "HF_HUB_OFFLINE": "1", **overrides}
         server = subprocess.Popen(
             [sys.executable, "-m", "egomem.cli.main", "--data-dir", tmp, "serve", "--port", str(port)],
             stdout=subprocess.DEVNULL,

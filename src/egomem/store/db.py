@@ -18,7 +18,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine, Inspector, RowMapping
@@ -115,11 +115,16 @@ class Database:
     # -- statements --------------------------------------------------------------------
     def execute(self, statement: sa.Executable, params: Params = None) -> None:
         """Run a statement for its effect (a list of parameter dicts runs it once per dict)."""
-        self._run(statement, params, fetch=False)
+        self._run(statement, params, fetch=None)
 
     def fetch(self, statement: sa.Executable, params: Params = None) -> list[RowMapping]:
         """Run a statement and return its rows, each addressed by column name."""
-        return self._run(statement, params, fetch=True)
+        return self._run(statement, params, fetch="mappings")
+
+    def fetch_tuples(self, statement: sa.Executable, params: Params = None) -> list[Sequence[Any]]:
+        """Run a statement and return its rows as tuples (by position): for bulk reads, where
+        building a name mapping per row costs about three times the fetch itself (100k keys)."""
+        return self._run(statement, params, fetch="tuples")
 
     def first(self, statement: sa.Executable, params: Params = None) -> RowMapping | None:
         rows = self.fetch(statement, params)
@@ -133,12 +138,18 @@ class Database:
             except DBAPIError as exc:
                 raise self._error(exc) from exc
 
-    def _run(self, statement: sa.Executable, params: Params, *, fetch: bool) -> list[RowMapping]:
+    def _run(
+        self, statement: sa.Executable, params: Params, *, fetch: Literal["mappings", "tuples"] | None
+    ) -> list[Any]:
         with self._lock:
             conn = self.connection()
             try:
                 result = conn.execute(statement, params)
-                return list(result.mappings().all()) if fetch and result.returns_rows else []
+                if fetch is None or not result.returns_rows:
+                    return []
+                if fetch == "mappings":
+                    return list(result.mappings().all())
+                return list(result.all())  # Row: a Sequence, by position
             except DBAPIError as exc:
                 raise self._error(exc) from exc
             except StatementError as exc:  # raised while binding parameters, before the driver

@@ -58,6 +58,11 @@ _STORED_DIM = (
 
 
 _INSERT = sa.insert(identity_keys).returning(identity_keys.c.id)
+_MATRIX = (
+    sa.select(identity_keys.c.id, identity_keys.c.user_id, identity_keys.c.vector)
+    .where(identity_keys.c.modality == sa.bindparam("modality"), identity_keys.c.model == sa.bindparam("model"))
+    .order_by(identity_keys.c.id)
+)
 
 
 class KeyOps:
@@ -134,13 +139,11 @@ class KeyOps:
     def matrix(self, modality: Modality, model: str) -> tuple[list[int], list[str], np.ndarray]:
         """(key ids, user ids, (n, dim) float32 matrix) of one encoder's keys, in id order.
 
-        Reads the raw float32 blobs: decoding 100k keys through IdentityKey models costs seconds."""
-        rows = self.db.fetch(
-            sa.select(identity_keys.c.id, identity_keys.c.user_id, identity_keys.c.vector)
-            .where(identity_keys.c.modality == modality.value, identity_keys.c.model == model)
-            .order_by(identity_keys.c.id)
-        )
-        ids, users = [int(r["id"]) for r in rows], [str(r["user_id"]) for r in rows]
-        dim = len(rows[0]["vector"]) // 4 if rows else 0
-        matrix = np.frombuffer(b"".join(bytes(r["vector"]) for r in rows), dtype="<f4").reshape(len(rows), dim)
+        Reads the raw float32 blobs as plain tuples: decoding 100k keys through IdentityKey models
+        costs seconds, and even a name mapping per row triples the read (the exact search on SQLite
+        reads them on every call)."""
+        rows = self.db.fetch_tuples(_MATRIX, {"modality": modality.value, "model": model})
+        ids, users = [int(r[0]) for r in rows], [str(r[1]) for r in rows]
+        dim = len(rows[0][2]) // 4 if rows else 0
+        matrix = np.frombuffer(b"".join(bytes(r[2]) for r in rows), dtype="<f4").reshape(len(rows), dim)
         return ids, users, matrix
