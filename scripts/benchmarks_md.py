@@ -77,6 +77,11 @@ SUMMARY: tuple[Row, ...] = (
     Row("ASR WER / RTF", "asr", ("eval.wer", "eval.rtf")),
     Row("text retrieval pass@1 / pass@5", "textret", ("pass_at_1", "pass_at_5"), PAPER["textret_pass5"] + " (pass@5)"),
     Row(
+        "text retrieval pass@1 / pass@5, paraphrases sharing no word + same-relation distractors",
+        "textret",
+        ("sets.new_paraphrase.pass_at_1", "sets.new_paraphrase.pass_at_5"),
+    ),
+    Row(
         "text retrieval latency p50 / p95, ms",
         "textret",
         ("latency_ms_p50", "latency_ms_p95"),
@@ -124,7 +129,12 @@ SUMMARY: tuple[Row, ...] = (
         "diarization",
         ("ours.heldout.der", "ours.heldout.der_collar_0_25"),
     ),
-    Row("memory extraction precision / recall (rules)", "extract", ("precision", "recall")),
+    Row("LoCoMo extraction precision / recall (rules, 272 sessions)", "extract", ("rules.precision", "rules.recall")),
+    Row(
+        "LoCoMo extraction precision / recall (local LLM + rules; sessions)",
+        "extract",
+        ("local.precision", "local.recall", "local.sessions"),
+    ),
     Row(
         "spoken conversations, test, local LLM from audio: fact recall / precision",
         "conversation",

@@ -2,34 +2,59 @@
 
 LoCoMo (snap-research/locomo, CC BY-NC 4.0) gives, for each session, "observations":
 facts about each speaker with the dia_id of their source turn. For every session and each
-speaker, the extractor runs on that session's turns with the speaker as the user (the
-other speaker is the assistant side), in text (no audio). An extracted item (prefixed
-with the speaker's name) matches an observation of that speaker and session when their
-MiniLM cosine is at or above the threshold (0.6 by default, fixed before the run and
-reported beside 0.5 and 0.7; `--set threshold=`). Precision: share of items that match
-some observation; recall: share of observations matched by some item. The null rate is
-how often an observation matches a random observation of the same speaker from another
-session at that threshold: what the speaker's name and life alone give, without the
-session's content. Only the rule-based backend runs offline here.
+speaker, the product's `MemoryExtractor` runs on that session's turns with the speaker as
+the user (the other speaker is the assistant side), in text (no audio). An extracted item
+(prefixed with the speaker's name) matches an observation of that speaker and session
+when their MiniLM cosine is at or above the threshold (0.6 by default, fixed before the
+run and reported beside 0.5 and 0.7; `--set threshold=`). Precision: share of items that
+match some observation; recall: share of observations matched by some item.
+
+Chance level, the same speaker from another session: `chance_precision` is the share of
+items that match some observation of the same speaker in another session of the same
+conversation (one such session per record, drawn with a fixed seed); `null_rate` is how
+often an observation matches one random observation of the same speaker from another
+session. Both say what the speaker's name and life alone give, without the session's
+content.
+
+Extractors (`--set extractors=rules,local`, default both):
+- `rules`: the deterministic backend, on every session;
+- `local`: the product's default wiring when the local LLM is installed (runtime/build.py,
+  memory/manager.py): `MemoryExtractor(local LLM, supplement=rules)`, and the rules alone
+  for a session the model fails (LLMError). It costs seconds of CPU per session, so it runs
+  on `llm_sessions=N` sessions (default 10; `--quick`: 1) spread evenly over the test
+  conversations 6-10 (the rules were written looking at conversation 1), chosen from the
+  data alone. `rules_same_sessions` scores the rules on exactly those sessions, and
+  `local_model_only` the model's own items there (the same answer, without the rules'
+  supplement, through the same provenance checks). `llm_threads=K` sets the model's
+  threads (the product's `llm.n_threads`, default 2).
+A session is one LoCoMo session: two extractions, one per speaker.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
+from pydantic import BaseModel
 
 from egomem.bench import BenchOptions, BenchResult, data_root, register
-from egomem.errors import InputError
-from egomem.memory.extractor import MemoryExtractor
+from egomem.errors import EgomemError, InputError
+from egomem.llm.base import LLMError, LLMProvider
+from egomem.memory.extractor import ExtractResult, MemoryExtractor
 from egomem.memory.items import SessionText, Turn
 from egomem.memory.rules_provider import RulesProvider
 
 THRESHOLDS = (0.5, 0.6, 0.7)
+EXTRACTORS = ("rules", "local")
+TEST_CONVERSATIONS = range(5, 10)  # positions of conversations 6-10 in locomo10.json
+T = TypeVar("T", bound=BaseModel)
 
 
 def _load(options: BenchOptions) -> list[dict[str, Any]]:
@@ -58,7 +83,7 @@ def _when(text: str) -> tuple[float, str]:
 def _sessions(data: list[dict[str, Any]], quick: bool) -> list[dict[str, Any]]:
     """One record per (conversation, session, speaker) that has observations."""
     out = []
-    for conv in data[:1] if quick else data:
+    for ci, conv in enumerate(data[:1] if quick else data):
         c = conv["conversation"]
         keys = sorted(conv["observation"], key=lambda k: int(re.findall(r"\d+", k)[0]))
         for key in keys[:2] if quick else keys:
@@ -69,7 +94,8 @@ def _sessions(data: list[dict[str, Any]], quick: bool) -> list[dict[str, Any]]:
                 obs = conv["observation"][key].get(speaker) or []
                 out.append(
                     {
-                        "conv": conv.get("sample_id", ""),
+                        "conv": conv.get("sample_id", "") or f"conv-{ci + 1}",
+                        "conv_index": ci,
                         "session": n,
                         "speaker": speaker,
                         "turns": turns,
@@ -87,69 +113,253 @@ def _dia_ids(v: Any) -> frozenset[str]:
     return frozenset(str(x) for x in v) if isinstance(v, list) else frozenset([str(v)])
 
 
-@register("extract")
-def run(options: BenchOptions) -> BenchResult:
-    from egomem.retrieval.encoder import default_encoder
-
-    threshold = float(options.extra.get("threshold", 0.6))
-    records = _sessions(_load(options), options.quick)
-    extractor = MemoryExtractor(RulesProvider())
-    preds: list[list[tuple[str, str]]] = []  # per record: (text, source dia_id)
-    summaries: list[str] = []
-    t_extract = 0.0
+def pick_llm_sessions(records: Sequence[dict[str, Any]], n: int) -> list[tuple[str, int]]:
+    """`n` (conversation, session) pairs for the slow extractor, from the data alone: spread
+    round-robin over the test conversations 6-10 (all loaded ones when none is loaded, as
+    with --quick) and evenly over each conversation's sessions."""
+    by_conv: dict[int, list[tuple[str, int]]] = {}
     for r in records:
-        turns = [
-            Turn(speaker="user" if t["speaker"] == r["speaker"] else "assistant", text=t["text"]) for t in r["turns"]
+        pair = (r["conv"], r["session"])
+        if pair not in by_conv.setdefault(r["conv_index"], []):
+            by_conv[r["conv_index"]].append(pair)
+    convs = [ci for ci in sorted(by_conv) if ci in TEST_CONVERSATIONS] or sorted(by_conv)
+    if n <= 0 or not convs:
+        return []
+    out: list[tuple[str, int]] = []
+    for i, ci in enumerate(convs):
+        m = min(len(by_conv[ci]), n // len(convs) + int(i < n % len(convs)))
+        if m:
+            idx = np.unique(np.linspace(0, len(by_conv[ci]) - 1, m).round().astype(int))
+            out += [by_conv[ci][int(j)] for j in idx]
+    return out
+
+
+def _session_text(r: dict[str, Any]) -> SessionText:
+    turns = [Turn(speaker="user" if t["speaker"] == r["speaker"] else "assistant", text=t["text"]) for t in r["turns"]]
+    return SessionText(
+        episode_id=f"{r['conv']}-{r['session']}-{r['speaker']}",
+        start=r["start"],
+        end=r["start"],
+        date=r["date"],
+        turns=turns,
+    )
+
+
+class _Replay(LLMProvider):
+    """Answers a task for a session once and replays that answer: the product extractor with
+    the rules' supplement and the model's items alone come from one model call."""
+
+    def __init__(self, inner: LLMProvider) -> None:
+        super().__init__()
+        self.inner = inner
+        self.name = inner.name
+        self.usage = inner.usage
+        self._last: tuple[str, str, BaseModel] | None = None
+
+    def run(self, task: str, payload: BaseModel, schema: type[T]) -> T:
+        key = (task, payload.model_dump_json())
+        if self._last is not None and self._last[:2] == key:
+            answer = self._last[2]
+        else:
+            self._last = None
+            answer = self.inner.run(task, payload, schema)
+            self._last = (*key, answer)
+        assert isinstance(answer, schema)
+        return answer
+
+
+@dataclass
+class _Run:
+    """One extractor's items per record (None: not run on that record)."""
+
+    preds: list[list[tuple[str, str]] | None]
+    summaries: list[str]
+    cpu_s: list[float] = field(default_factory=list)  # per record
+    wall_s: list[float] = field(default_factory=list)
+    fallbacks: list[str] = field(default_factory=list)
+
+
+def _items(r: dict[str, Any], res: ExtractResult) -> list[tuple[str, str]]:
+    by_text = {t["text"].strip(): t.get("dia_id", "") for t in r["turns"]}
+    return [
+        (f"{r['speaker']} {it.text}", by_text.get(it.source_text, ""))
+        for it in res.items
+        if it.kind not in ("summary", "name")
+    ]
+
+
+def _summary(res: ExtractResult) -> str:
+    return next((it.text for it in res.items if it.kind == "summary"), "")
+
+
+def _run_rules(records: list[dict[str, Any]]) -> _Run:
+    extractor = MemoryExtractor(RulesProvider())
+    run = _Run([], [])
+    for r in records:
+        t0, c0 = time.perf_counter(), time.process_time()
+        res = extractor.extract(_session_text(r))
+        run.wall_s.append(time.perf_counter() - t0)
+        run.cpu_s.append(time.process_time() - c0)
+        run.preds.append(_items(r, res))
+        run.summaries.append(_summary(res))
+    return run
+
+
+def _local_provider(threads: str | None) -> tuple[LLMProvider, int]:
+    """The product's `local` LLM provider, built from the product's configuration
+    (`llm_threads` sets its `n_threads`, as `EGOMEM_LLM__N_THREADS` would)."""
+    from egomem.config import load_config
+    from egomem.providers import BuildContext, create
+
+    env = {**os.environ, "EGOMEM_LLM__PROVIDER": "local"}
+    if threads:
+        env["EGOMEM_LLM__N_THREADS"] = threads
+    cfg = load_config(environ=env)
+    provider: LLMProvider = create("llm", cfg.llm, BuildContext(cfg.data_dir))
+    if provider.name != "local":
+        raise EgomemError(f"the local LLM was replaced by {provider.name!r}")
+    return provider, int(getattr(cfg.llm, "n_threads", 0))
+
+
+def _run_local(records: list[dict[str, Any]], chosen: set[tuple[str, int]], provider: LLMProvider) -> tuple[_Run, _Run]:
+    """The product wiring (model + rules supplement, rules when the model fails), and the
+    model's own items from the same answer."""
+    replay = _Replay(provider)
+    product = MemoryExtractor(replay, supplement=RulesProvider())
+    alone = MemoryExtractor(replay)
+    fallback = MemoryExtractor(RulesProvider())
+    run, own = _Run([], []), _Run([], [])
+    for r in records:
+        if (r["conv"], r["session"]) not in chosen:
+            for x in (run, own):
+                x.preds.append(None)
+                x.summaries.append("")
+                x.cpu_s.append(0.0)
+                x.wall_s.append(0.0)
+            continue
+        session = _session_text(r)
+        t0, c0 = time.perf_counter(), time.process_time()
+        try:
+            res = product.extract(session)
+            res_own = alone.extract(session)
+        except LLMError as exc:
+            run.fallbacks.append(f"{session.episode_id}: {exc.reason}")
+            res = fallback.extract(session)
+            res_own = ExtractResult(items=[])
+        run.wall_s.append(time.perf_counter() - t0)
+        run.cpu_s.append(time.process_time() - c0)
+        run.preds.append(_items(r, res))
+        own.preds.append(_items(r, res_own))
+        run.summaries.append(_summary(res))
+        own.summaries.append(_summary(res_own))
+    own.cpu_s, own.wall_s, own.fallbacks = run.cpu_s, run.wall_s, run.fallbacks
+    return run, own
+
+
+def _chance_partners(records: list[dict[str, Any]]) -> list[int | None]:
+    """Per record, one record of the same speaker from another session (fixed seed)."""
+    rng = np.random.default_rng(0)
+    out: list[int | None] = []
+    for r in records:
+        pool = [
+            j
+            for j, o in enumerate(records)
+            if o["conv"] == r["conv"] and o["speaker"] == r["speaker"] and o["session"] != r["session"] and o["obs"]
         ]
-        session = SessionText(
-            episode_id=f"{r['conv']}-{r['session']}", start=r["start"], end=r["start"], date=r["date"], turns=turns
-        )
-        t0 = time.perf_counter()
-        res = extractor.extract(session)
-        t_extract += time.perf_counter() - t0
-        by_text = {t["text"].strip(): t.get("dia_id", "") for t in r["turns"]}
-        preds.append(
-            [
-                (f"{r['speaker']} {it.text}", by_text.get(it.source_text, ""))
-                for it in res.items
-                if it.kind not in ("summary", "name")
-            ]
-        )
-        summaries.append(next((it.text for it in res.items if it.kind == "summary"), ""))
+        out.append(int(rng.choice(pool)) if pool else None)
+    return out
 
-    enc = default_encoder()
-    t0 = time.perf_counter()
-    obs_texts = [o[0] for r in records for o in r["obs"]]
-    pred_texts = [p[0] for ps in preds for p in ps]
-    obs_emb, pred_emb = enc.encode(obs_texts), enc.encode(pred_texts)
-    t_encode = time.perf_counter() - t0
 
+def _score(
+    records: list[dict[str, Any]],
+    run: _Run,
+    obs_emb: list[np.ndarray],
+    enc: Any,
+    partners: list[int | None],
+    null: np.ndarray,
+    threshold: float,
+    dev_conv: str | None,
+) -> tuple[dict[str, Any], list[tuple[float, str, str]]]:
+    """Precision, recall and the controls over the records `run` covers."""
+    keep = [i for i, p in enumerate(run.preds) if p is not None]
+    pred_texts = [t for i in keep for t, _ in run.preds[i] or []]
+    pred_all = enc.encode(pred_texts) if pred_texts else np.zeros((0, 1), dtype=np.float32)
     best_obs: list[float] = []  # per observation, best cosine of any item of its record
-    best_pred: list[float] = []
+    best_pred: list[float] = []  # per item, best cosine of any observation of its record
+    chance_pred: list[float] = []  # per item, best cosine of its partner record's observations
+    ho_obs: list[bool] = []
+    ho_pred: list[bool] = []
     examples: list[tuple[float, str, str]] = []
-    turn_hits = 0
-    oi = pi = 0
-    for r, ps in zip(records, preds, strict=True):
-        o_e, p_e = obs_emb[oi : oi + len(r["obs"])], pred_emb[pi : pi + len(ps)]
-        oi, pi = oi + len(r["obs"]), pi + len(ps)
+    turn_hits = n_obs = pi = 0
+    for i in keep:
+        r, ps = records[i], run.preds[i] or []
+        o_e, p_e = obs_emb[i], pred_all[pi : pi + len(ps)]
+        pi += len(ps)
+        n_obs += len(r["obs"])
         item_turns = {d for _, d in ps}
         turn_hits += sum(1 for _, dias in r["obs"] if dias & item_turns)
-        if not len(o_e):
-            best_pred += [0.0] * len(ps)
-            continue
-        if not len(p_e):
+        held = dev_conv is not None and r["conv"] != dev_conv
+        ho_obs += [held] * len(o_e)
+        ho_pred += [held] * len(ps)
+        j = partners[i]
+        if len(ps):
+            chance_pred += (p_e @ obs_emb[j].T).max(axis=1).tolist() if j is not None else [0.0] * len(ps)
+        if not len(o_e) or not len(p_e):
             best_obs += [0.0] * len(o_e)
+            best_pred += [0.0] * len(ps)
             continue
         sims = p_e @ o_e.T
         best_obs += sims.max(axis=0).tolist()
         best_pred += sims.max(axis=1).tolist()
-        for i, (text, _) in enumerate(ps):
-            j = int(sims[i].argmax())
-            examples.append((float(sims[i, j]), text, r["obs"][j][0]))
+        for k, (text, _) in enumerate(ps):
+            m = int(sims[k].argmax())
+            examples.append((float(sims[k, m]), text, r["obs"][m][0]))
+    bo, bp, cp = np.array(best_obs), np.array(best_pred), np.array(chance_pred)
+    ho, hp = np.array(ho_obs, dtype=bool), np.array(ho_pred, dtype=bool)
+    sessions = {(records[i]["conv"], records[i]["session"]) for i in keep}
 
-    # Chance level: each observation against one observation of the same speaker from
-    # another session. Same name, same life, different events: what a matching item
-    # scores when it is about the right person but not about this session.
+    def share(x: np.ndarray, thr: float) -> float:
+        return float((x >= thr).mean()) if len(x) else 0.0
+
+    out: dict[str, Any] = {
+        "records": len(keep),
+        "sessions": len(sessions),
+        "observations": len(bo),
+        "items": len(bp),
+        "precision": share(bp, threshold),
+        "recall": share(bo, threshold),
+        "chance_precision": share(cp, threshold),
+        "null_rate": share(null, threshold),
+        "evidence_turn_recall": turn_hits / max(1, n_obs),
+        "cpu_s_per_session": sum(run.cpu_s[i] for i in keep) / max(1, len(sessions)),
+        "wall_s_per_session": sum(run.wall_s[i] for i in keep) / max(1, len(sessions)),
+        "fallbacks": len(run.fallbacks),
+    }
+    for thr in sorted({*THRESHOLDS, threshold}):
+        p, rc = share(bp, thr), share(bo, thr)
+        out[f"at_{thr}"] = {
+            "precision": p,
+            "recall": rc,
+            "f1": 2 * p * rc / (p + rc) if p + rc else 0.0,
+            "chance_precision": share(cp, thr),
+            "null_rate": share(null, thr),
+        }
+        if dev_conv is not None and ho.any():
+            hpr, hrc = share(bp[hp], thr), share(bo[ho], thr)
+            out[f"heldout_at_{thr}"] = {
+                "precision": hpr,
+                "recall": hrc,
+                "f1": 2 * hpr * hrc / (hpr + hrc) if hpr + hrc else 0.0,
+            }
+    summ = [(run.summaries[i], records[i]["summary"]) for i in keep if run.summaries[i] and records[i]["summary"]]
+    if summ:
+        s_emb, ref = enc.encode([s for s, _ in summ]), enc.encode([s for _, s in summ])
+        out["summary_cosine_mean"] = float((s_emb * ref).sum(axis=1).mean())
+    return out, examples
+
+
+def _null_rate_pairs(records: list[dict[str, Any]], obs_all: np.ndarray) -> np.ndarray:
+    """Each observation against one observation of the same speaker from another session."""
     rng = np.random.default_rng(0)
     speaker_of = np.array([f"{r['conv']}/{r['speaker']}" for r in records for _ in r["obs"]])
     session_of = np.array([f"{r['conv']}/{r['session']}" for r in records for _ in r["obs"]])
@@ -158,67 +368,117 @@ def run(options: BenchOptions) -> BenchResult:
         pool = np.flatnonzero((speaker_of == speaker_of[i]) & (session_of != session_of[i]))
         if len(pool):
             pairs.append((i, int(rng.choice(pool))))
-    a, b = (np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])) if pairs else (None, None)
-    null = (obs_emb[a] * obs_emb[b]).sum(axis=1) if a is not None else np.zeros(0)
+    if not pairs:
+        return np.zeros(0)
+    a, b = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
+    return np.asarray((obs_all[a] * obs_all[b]).sum(axis=1))
 
-    bo, bp = np.array(best_obs), np.array(best_pred)
-    # conv-26 (the first conversation) is where the rule patterns were looked at during
+
+def _coverage(m: dict[str, Any]) -> list[float]:
+    return [m["evidence_turn_recall"], m.get("summary_cosine_mean", float("nan"))]
+
+
+@register("extract")
+def run(options: BenchOptions) -> BenchResult:
+    from egomem.retrieval.encoder import default_encoder
+
+    threshold = float(options.extra.get("threshold", 0.6))
+    n_llm = int(options.extra.get("llm_sessions", 1 if options.quick else 10))
+    raw = options.extra.get("extractors")
+    extractors = [x.strip() for x in raw.split(",") if x.strip()] if raw else list(EXTRACTORS)
+    if not extractors or any(x not in EXTRACTORS for x in extractors):
+        raise InputError(f"extractors must be a comma list of {', '.join(EXTRACTORS)}; got {raw!r}")
+    records = _sessions(_load(options), options.quick)
+
+    enc = default_encoder()
+    counts = [len(r["obs"]) for r in records]
+    obs_all = enc.encode([o[0] for r in records for o in r["obs"]])
+    obs_emb = np.split(obs_all, np.cumsum(counts)[:-1]) if records else []
+    partners = _chance_partners(records)
+    null = _null_rate_pairs(records, obs_all)
+    # Conversation 1 (conv-26) is where the rule patterns were looked at during
     # development; the other nine are held out, reported apart.
-    dev = records[0]["conv"] if records else ""
-    ho_obs = np.array([r["conv"] != dev for r in records for _ in r["obs"]], dtype=bool)
-    ho_pred = np.array([r["conv"] != dev for r, ps in zip(records, preds, strict=True) for _ in ps], dtype=bool)
-    metrics: dict[str, Any] = {
-        "backend": "rules",
-        "threshold": threshold,
-        "records": len(records),
-        "sessions": len({(r["conv"], r["session"]) for r in records}),
-        "observations": len(bo),
-        "items": len(bp),
-        "precision": float((bp >= threshold).mean()) if len(bp) else 0.0,
-        "recall": float((bo >= threshold).mean()) if len(bo) else 0.0,
-        "evidence_turn_recall": turn_hits / max(1, len(obs_texts)),
-        "ms_extract_per_session": 1000 * t_extract / max(1, len({(r["conv"], r["session"]) for r in records})),
-        "s_encode_total": t_encode,
-        "backends_not_run": {"openai": "no endpoint reachable offline", "gguf": "llama-cpp-python and a model absent"},
-    }
-    rows = []
-    for thr in sorted({*THRESHOLDS, threshold}):
-        nr = float((null >= thr).mean()) if len(null) else float("nan")
-        for part, om, pm in (("all", None, None), ("held-out", ho_obs, ho_pred)):
-            o, pr = (bo, bp) if om is None else (bo[om], bp[pm])
-            if part == "held-out" and not len(o):
-                continue  # --quick runs one conversation: nothing is held out
-            p = float((pr >= thr).mean()) if len(pr) else 0.0
-            rc = float((o >= thr).mean()) if len(o) else 0.0
-            f1 = 2 * p * rc / (p + rc) if p + rc else 0.0
-            key = f"at_{thr}" if part == "all" else f"heldout_at_{thr}"
-            metrics[key] = {"precision": p, "recall": rc, "f1": f1, "null_rate": nr}
-            rows.append(["rules", part, thr, p, rc, f1, nr])
-    s_emb = enc.encode([s for s in summaries if s])
-    ref = enc.encode([r["summary"] for r, s in zip(records, summaries, strict=True) if s])
-    if len(s_emb):
-        metrics["summary_cosine_mean"] = float((s_emb * ref).sum(axis=1).mean())
+    dev = records[0]["conv"] if records else None
+
+    metrics: dict[str, Any] = {"threshold": threshold, "extractors": extractors}
+    examples: list[tuple[float, str, str]] = []
+    notes: list[str] = []
+    runs: dict[str, _Run] = {}
+    if "rules" in extractors:
+        runs["rules"] = _run_rules(records)
+    if "local" in extractors:
+        chosen = set(pick_llm_sessions(records, n_llm))
+        try:
+            provider, n_threads = _local_provider(options.extra.get("llm_threads"))
+        except EgomemError as exc:
+            metrics["local"] = {"not_run": str(exc)}
+            notes.append(f"local LLM not run: {exc}")
+        else:
+            runs["local"], runs["local_model_only"] = _run_local(records, chosen, provider)
+            metrics["llm_sessions"] = sorted(f"{c}/{s}" for c, s in chosen)
+            metrics["llm_threads"] = n_threads
+            metrics["llm_usage"] = {
+                "calls": provider.usage.calls,
+                "failures": provider.usage.failures,
+                "prompt_tokens": provider.usage.prompt_tokens,
+                "completion_tokens": provider.usage.completion_tokens,
+                "cpu_s": provider.usage.cpu_seconds,
+            }
+            notes += [f"local LLM fell back to rules: {f}" for f in runs["local"].fallbacks]
+            if "rules" in runs:
+                rules = runs["rules"]
+                same = [
+                    p if (r["conv"], r["session"]) in chosen else None
+                    for r, p in zip(records, rules.preds, strict=True)
+                ]
+                runs["rules_same_sessions"] = _Run(same, rules.summaries, rules.cpu_s, rules.wall_s)
+    for name, r in runs.items():
+        m, ex = _score(records, r, obs_emb, enc, partners, null, threshold, dev if name == "rules" else None)
+        metrics[name] = m
+        if name == "rules":
+            examples = ex
+    if "rules" in metrics:  # the summary row's keys (BENCHMARKS.md): the rules on every session
+        rm = metrics["rules"]
+        metrics.update({k: rm[k] for k in ("precision", "recall", "chance_precision", "records", "sessions")})
+        metrics.update({k: v for k, v in rm.items() if k.startswith(("at_", "heldout_at_"))})
+        metrics["ms_extract_per_session"] = 1000 * rm["wall_s_per_session"]
+
+    header = ["extractor", "sessions", "items", "cosine >=", "precision", "recall", "F1", "chance prec.", "null rate"]
+    rows: list[list[object]] = []
+    for name in runs:
+        m = metrics[name]
+        for thr in sorted({*THRESHOLDS, threshold}):
+            a = m[f"at_{thr}"]
+            scores = [a["precision"], a["recall"], a["f1"], a["chance_precision"], a["null_rate"]]
+            rows.append([name, m["sessions"], m["items"], thr, *scores])
+            if f"heldout_at_{thr}" in m:
+                h = m[f"heldout_at_{thr}"]
+                rows.append(
+                    [f"{name} (held-out conv. 2-10)", "", "", thr, h["precision"], h["recall"], h["f1"], "", ""]
+                )
+    cost_rows: list[list[object]] = [
+        [name, m["sessions"], m["cpu_s_per_session"], m["wall_s_per_session"], m["fallbacks"], *_coverage(m)]
+        for name, m in ((n, metrics[n]) for n in runs)
+        if name != "local_model_only"
+    ]
     examples.sort(key=lambda e: -e[0])
     good = [e for e in examples if e[0] >= threshold][:5]
     bad = [e for e in examples if e[0] < threshold][-5:]
-    ex_rows = [[f"{c:.2f}", "match" if c >= threshold else "no match", p, o] for c, p, o in good + bad]
-    tables = [
-        (
-            f"bench extract: LoCoMo observations ({metrics['sessions']} sessions, {len(bo)} observations, "
-            f"{len(bp)} extracted items)",
-            ["backend", "conversations", "cosine >=", "precision", "recall", "F1", "null rate"],
-            rows,
-        ),
-        (
-            "timing and coverage",
-            ["metric", "value"],
-            [
-                ["extraction ms per session (2 speakers)", metrics["ms_extract_per_session"]],
-                ["observations whose source turn gave an item", metrics["evidence_turn_recall"]],
-                ["summary cosine to LoCoMo session summary", metrics.get("summary_cosine_mean", float("nan"))],
-            ],
-        ),
-        ("examples (best item per observation set)", ["cosine", "", "extracted", "nearest observation"], ex_rows),
+    ex_rows: list[list[object]] = [
+        [f"{c:.2f}", "match" if c >= threshold else "no match", p, o] for c, p, o in good + bad
     ]
-    notes = ["only the rule-based backend runs offline; openai and gguf need an endpoint or a local model"]
+    n_obs = sum(counts)
+    tables: list[tuple[str, list[str], list[list[object]]]] = [
+        (f"bench extract: LoCoMo observations ({len(records)} speaker-sessions, {n_obs} observations)", header, rows),
+        (
+            "cost and coverage (a session = both speakers)",
+            ["extractor", "sessions", "CPU s/session", "wall s/session", "fallbacks", "evidence turns", "summary cos"],
+            cost_rows,
+        ),
+        ("examples, rules (best observation per item)", ["cosine", "", "extracted", "nearest observation"], ex_rows),
+    ]
+    notes.append(
+        "chance prec.: items scored against the same speaker's observations of another session; "
+        "null rate: an observation against one of the same speaker from another session"
+    )
     return BenchResult("extract", metrics, tables, notes)

@@ -7,15 +7,27 @@ name the fact's topic word as keyword; the other half only paraphrase it ("racke
 sport" for tennis), which is what a dialog model writes and what dense rerank is for.
 Each (relation, topic) occurs once in the pool, so the gold fact is the only right one.
 Every question is answered over the whole pool (all graphs are distractors) with the
-same `rank_candidates` the retrieval process uses. Latency: one retrieval = query
+same `rank_candidates` the retrieval process uses (`RetrievalProcess.retrieve`, Level 2).
+
+The first paraphrases (TOPICS below) often share a word or stem with the fact. A second
+query set (bench/data/textret_paraphrases.json, written from the topics alone before any
+retrieval ran) asks for the same gold facts with paraphrases that share no content word or
+stem with the fact (tests/bench/test_textret_paraphrases.py checks it), in a pool where
+each gold fact's person also has two facts on nearby topics ("loves playing tennis" beside
+"plays badminton at the sports hall" and "plays squash after work"). The topic word on
+that pool is reported too, to separate what the distractors cost from what the
+paraphrases cost. Latency: one retrieval = query
 embedding + BM25 + rerank over the pool, the index prepared once (as for a stable graph);
 the end-to-end figure adds reading the graph from a SQLite store on every query.
 """
 
 from __future__ import annotations
 
+import json
 import tempfile
 import time
+from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 
 import numpy as np
@@ -136,6 +148,41 @@ def generate(
     return cands, questions
 
 
+@dataclass(frozen=True)
+class TopicParaphrases:
+    paraphrases: tuple[str, ...]  # each a comma list of keywords
+    distractors: tuple[str, ...]  # fact templates ("{n} plays squash after work")
+
+
+def load_paraphrases() -> dict[str, TopicParaphrases]:
+    """The second query set's data, by topic word (bench/data/textret_paraphrases.json)."""
+    raw = json.loads(resources.files("egomem.bench").joinpath("data/textret_paraphrases.json").read_text("utf-8"))
+    return {k: TopicParaphrases(tuple(v["paraphrases"]), tuple(v["distractors"])) for k, v in raw["topics"].items()}
+
+
+Questions = list[tuple[list[str], list[str], int]]
+
+
+def generate_hard(cands: list[Candidate], questions: Questions) -> tuple[list[Candidate], Questions]:
+    """The second set: the pool plus, beside each question's gold fact, two facts of the same
+    person (same relation) on nearby topics; each gold asked with a paraphrase that shares no
+    content word with it (alternating between the topic's two)."""
+    data = load_paraphrases()
+    pool = list(cands)
+    added: set[str | None] = set()
+    out: Questions = []
+    for qi, (rel, _, gold) in enumerate(questions):
+        c = cands[gold]
+        topic = TOPICS[int(c.fact_id.split(":")[2]) if c.fact_id else 0][0]
+        if c.fact_id not in added:
+            added.add(c.fact_id)
+            for j, d in enumerate(data[topic].distractors):
+                pool.append(Candidate(c.person, c.relation, d.format(n=c.person), c.person_id, f"{c.fact_id}:d{j}"))
+        para = data[topic].paraphrases[qi % len(data[topic].paraphrases)]
+        out.append((rel, [k.strip() for k in para.split(",") if k.strip()], gold))
+    return pool, out
+
+
 def _pct(xs: list[float], q: float) -> float:
     return float(np.percentile(np.asarray(xs), q)) if xs else float("nan")
 
@@ -218,6 +265,14 @@ def run(options: BenchOptions) -> BenchResult:
     for name, sel in (("topic word", 0), ("paraphrase", 1)):
         sub = questions[sel::2]
         by_kind[name] = evaluate(cands, sub, index)
+    hard, hard_q = generate_hard(cands, questions)
+    topic_q = [(rel, [TOPICS[int((cands[g].fact_id or "0:0:0").split(":")[2])][0]], g) for rel, _, g in questions]
+    sets: dict[str, dict[str, float]] = {
+        "topic_word": {**by_kind["topic word"], "questions": len(questions[0::2]), "candidates": len(cands)},
+        "old_paraphrase": {**by_kind["paraphrase"], "questions": len(questions[1::2]), "candidates": len(cands)},
+        "new_paraphrase": {**evaluate(hard, hard_q, index), "questions": len(hard_q), "candidates": len(hard)},
+        "new_topic_word": {**evaluate(hard, topic_q, index), "questions": len(topic_q), "candidates": len(hard)},
+    }
     m["latency_ms_p95_end_to_end"] = _end_to_end(cands, questions, index)
     metrics: dict[str, object] = {**m, "candidates": len(cands), "questions": len(questions)}
     rows: list[list[object]] = [
@@ -228,12 +283,23 @@ def run(options: BenchOptions) -> BenchResult:
         for k, v in by_kind.items()
     ]
     metrics["by_keyword_kind"] = by_kind
+    metrics["sets"] = sets
+    labels = {
+        "topic_word": "set 1: topic word",
+        "old_paraphrase": "set 1: paraphrase (may share a stem)",
+        "new_paraphrase": "set 2: paraphrase, no shared word, + distractors",
+        "new_topic_word": "set 2 pool: topic word, + distractors",
+    }
+    set_rows: list[list[object]] = [
+        [labels[k], v["questions"], v["candidates"], v["pass_at_1"], v["pass_at_5"]] for k, v in sets.items()
+    ]
     tables: list[tuple[str, list[str], list[list[object]]]] = [
         (
             f"textret: {len(cands)} candidates, BM25(relation) -> dense rerank(keywords)",
             ["questions", "pass@1", "pass@5", "p50 ms", "p95 ms"],
             rows,
-        )
+        ),
+        ("query sets (gold facts and pools)", ["set", "questions", "candidates", "pass@1", "pass@5"], set_rows),
     ]
     scale_rows: list[list[object]] = [[len(cands), float("nan"), m["latency_ms_p50"], m["latency_ms_p95"]]]
     scaling: list[dict[str, float]] = []
