@@ -71,7 +71,15 @@ class VoiceConfig(_Section):
     threshold: float = 2.95
     snorm: bool = True
     snorm_top_n: int = Field(default=100, ge=1)
-    min_speech_s: float = Field(default=0.5, ge=0.0)
+    # Less speech than this is "no speech". 0.3 s: the shortest piece length `bench speaker` measures
+    # (docs/benchmarks/speaker.md gives pass@1 / EER per length bin).
+    min_speech_s: float = Field(default=0.3, ge=0.0)
+    # Speech shorter than this is "short": resemblyzer's window is 1.6 s, so a short segment is embedded
+    # as short_embedding says ("repeat": tiled to fill the window) and judged against short_threshold
+    # (None: the one threshold for all lengths).
+    short_speech_s: float = Field(default=1.6, gt=0.0)
+    short_threshold: float | None = None
+    short_embedding: Literal["pad", "repeat", "window"] = "repeat"
     max_keys_per_user: int = Field(default=8, ge=1)
     vad_threshold: float = Field(default=0.5, gt=0.0, lt=1.0)
     denoise: bool = True  # spectral gating (noisereduce) before embedding
@@ -137,6 +145,25 @@ class MemoryConfig(_Section):
     retention_min_strength: float | None = Field(default=None, ge=0.0, le=1.0)
 
 
+class AskConfig(_Section):
+    """`egomem ask`: multi-round retrieval over memory (retrieval/ask.py, docs/ask.md)."""
+
+    recipe: str = "ask"  # a search recipe of retrieval/search_config.py RECIPES
+    max_rounds: int = Field(default=3, ge=1, le=10)  # 1: single-shot search
+    evidence: int = Field(default=10, ge=1, le=100)  # evidence items returned (and shown to the LLM)
+    pool: int = Field(default=50, ge=10, le=2000)  # candidates each search of a round ranks
+    # Stop after a round when the best 3 items hold this share of the question's terms
+    # (above 1: never; the rounds also stop when one adds nothing to the top `evidence`).
+    enough_coverage: float = Field(default=1.01, ge=0.0)
+    # The later rounds' rankings, fused (RRF) with the first one at these weights (0: off).
+    # Chosen on LoCoMo dev conversations (docs/benchmarks/locomo-qa.md); "other episodes" hurt there.
+    other_episodes_weight: float = Field(default=0.0, ge=0.0)  # the question again, in episodes not yet found
+    time_weight: float = Field(default=0.5, ge=0.0)  # "when" questions: turns that mention a time
+    feedback_weight: float = Field(default=0.5, ge=0.0)  # the question plus the best item's words
+    people_weight: float = Field(default=0.5, ge=0.0)  # facts of people named in the evidence
+    llm: bool = True  # answer with the configured LLM (False: the best evidence itself)
+
+
 def _provider_field(kind: str) -> Any:
     return Field(default_factory=lambda: providers.section(kind))
 
@@ -161,6 +188,7 @@ class Config(_Section):
     server: ServerConfig = Field(default_factory=ServerConfig)
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
     runtime: RuntimeConfig = Field(default_factory=RuntimeConfig)
+    ask: AskConfig = Field(default_factory=AskConfig)
     # Provider sections: {provider = "name", ...that provider's own settings} (egomem.providers).
     asr: SerializeAsAny[ProviderConfig] = _provider_field("asr")
     llm: SerializeAsAny[ProviderConfig] = _provider_field("llm")

@@ -10,17 +10,20 @@ from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
 
 from egomem.config import load_config
+from egomem.retrieval.encoder import default_encoder
 from egomem.schemas import Fact
 from egomem.server.app import create_app
 from egomem.server.tenants import TenantRegistry
 
-_cfg = load_config(data_dir=tempfile.mkdtemp(prefix="egomem-fuzz-"), environ={})
+# POST /api/v1/ask answers without the local LLM here (minutes per answer on CPU); the route is fuzzed all the same.
+_cfg = load_config(data_dir=tempfile.mkdtemp(prefix="egomem-fuzz-"), environ={"EGOMEM_ASK__LLM": "false"})
 _registry = TenantRegistry(_cfg)
 _, KEY = _registry.create("fuzz")
 _store = _registry.store("fuzz")
 _user = _store.create_user("Emily")
 _store.add_fact(Fact(user_id=_user.id, text="loves hiking"))
 app = create_app(_cfg, _registry)
+default_encoder().encode(["warm-up"])  # loaded once here, not inside a fuzz case's 10 s read timeout
 schema = schemathesis.openapi.from_asgi("/openapi.json", app)
 CALLS: list[tuple[str, int]] = []
 

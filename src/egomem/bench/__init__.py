@@ -2,7 +2,8 @@
 
 A benchmark is a function registered under a name. It receives the options the
 CLI collected and returns a BenchResult; printing and JSON writing are shared.
-A benchmark named NAME lives in `egomem/bench/NAME.py` and registers itself with
+A benchmark named NAME lives in `egomem/bench/NAME.py` ("-" in NAME is "_" in the file
+name) and registers itself with
 `@register("NAME")` on import; modules are found by name and imported lazily, so the
 CLI loads only the benchmark it runs (they pull heavy models).
 """
@@ -66,16 +67,18 @@ def register(name: str) -> Callable[[BenchFn], BenchFn]:
 
 
 def available() -> list[str]:
+    """Benchmark names: module names with "_" written "-" (`locomo_qa.py` is `locomo-qa`)."""
     here = Path(__file__).parent
-    return sorted(m.name for m in pkgutil.iter_modules([str(here)]) if not m.name.startswith("_"))
+    return sorted(m.name.replace("_", "-") for m in pkgutil.iter_modules([str(here)]) if not m.name.startswith("_"))
 
 
 def run_bench(name: str, options: BenchOptions) -> BenchResult:
     if name not in available():
         raise InputError(f"unknown benchmark {name!r}; available: {', '.join(available())}")
-    importlib.import_module(f"egomem.bench.{name}")
+    importlib.import_module(f"egomem.bench.{name.replace('-', '_')}")
     load_start, t0 = loadavg(), time.perf_counter()
-    result = _REGISTRY[name](options)
+    fn = _REGISTRY[name] if name in _REGISTRY else _REGISTRY[name.replace("-", "_")]
+    result = fn(options)
     if options.json_path is not None:
         # The metrics inside an envelope saying how to reproduce them (see _record.py).
         command = command_line(name, options.data, options.quick, options.extra, options.json_path)

@@ -31,9 +31,10 @@ import numpy as np
 
 from egomem.bench import BenchOptions, BenchResult, data_root, register
 from egomem.errors import InputError
+from egomem.retrieval.conversations import store_conversation
 from egomem.retrieval.dense import EmbeddingCache
 from egomem.retrieval.encoder import TextEncoder
-from egomem.retrieval.search import EpisodeTurn, TurnCorpus, encode_turns, search
+from egomem.retrieval.search import EpisodeTurn, TurnCorpus, search
 from egomem.retrieval.search_config import (
     DEFAULT_TURNS,
     TURNS_BM25,
@@ -45,7 +46,6 @@ from egomem.retrieval.search_config import (
     SearchFilters,
     TurnSearch,
 )
-from egomem.schemas import Episode
 from egomem.store.base import MemoryStore
 from egomem.store.sqlite import SQLiteStore
 
@@ -149,26 +149,18 @@ def session_time(date: str) -> float:
 
 
 def ingest(conv: Conversation, store: MemoryStore) -> dict[tuple[str, int], str]:
-    """Store the conversation as the product would (speakers as users, sessions as
-    episodes with their turns); returns (episode id, turn index) -> dia_id."""
-    users = {name: store.create_user(name, cause="locomo ingest").id for name in dict.fromkeys(conv.speakers) if name}
+    """Store the conversation through the product (`retrieval.conversations`: speakers as
+    users, sessions as episodes with their turns); returns (episode id, turn index) -> dia_id."""
     sessions: dict[int, list[Turn]] = defaultdict(list)
     for t in conv.turns:
         sessions[t.session].append(t)
-    where: dict[tuple[str, int], str] = {}
-    for turns in sessions.values():
-        start = session_time(turns[0].date)
-        tagged = [EpisodeTurn(t.speaker, t.text) for t in turns]
-        ep = Episode(
-            start=start,
-            end=start + 60.0 * len(turns),
-            participants=[users[t] for t in dict.fromkeys(t.speaker for t in turns) if t in users],
-            user_transcript=encode_turns(tagged),
-        )
-        store.add_episode(ep, cause="locomo ingest")
-        for i, t in enumerate(x for x in turns if x.text.strip()):
-            where[(ep.id, i)] = t.dia_id
-    return where
+    groups = list(sessions.values())
+    stored = store_conversation(
+        store,
+        [(session_time(ts[0].date), [EpisodeTurn(t.speaker, t.text) for t in ts]) for ts in groups],
+        cause="locomo ingest",
+    )
+    return {(s.episode.id, i): ts[j].dia_id for s, ts in zip(stored, groups, strict=True) for i, j in enumerate(s.kept)}
 
 
 @dataclass

@@ -346,6 +346,7 @@ def client(c: Context, recording: str, url: str, key: str, fast: bool, dialog: s
 
 
 from egomem.cli.live import live as _live_command  # noqa: E402  (kept next to its registration)
+from egomem.cli.memorize import memorize as _memorize_command  # noqa: E402
 from egomem.cli.models import models as _models_group  # noqa: E402
 
 cli.add_command(_models_group)
@@ -356,6 +357,11 @@ from egomem.cli.ask import mcp as _mcp_cmd  # noqa: E402
 cli.add_command(_ask_cmd)
 cli.add_command(_mcp_cmd)
 cli.add_command(_live_command)
+cli.add_command(_memorize_command)
+
+from egomem.cli.data import data as _data_group  # noqa: E402
+
+cli.add_command(_data_group)
 
 
 def main(argv: list[str] | None = None) -> None:

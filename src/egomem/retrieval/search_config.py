@@ -81,6 +81,9 @@ TURNS_CONTEXT_SPEAKER = SearchConfig(facts=None, turns=TurnSearch(window=1, spea
 TURNS_WIDE_SPEAKER = SearchConfig(facts=None, turns=TurnSearch(window=2, speaker_aware=True))
 DEFAULT_TURNS = TURNS_WIDE_SPEAKER
 DEFAULT = SearchConfig(facts=FactSearch(), turns=DEFAULT_TURNS.turns, limit=10)
+# `egomem ask` (retrieval/ask.py): the product's recipe; each search of a round ranks
+# `[ask] pool` candidates, fused across rounds into the evidence returned.
+ASK = SearchConfig(facts=FactSearch(), turns=DEFAULT_TURNS.turns, limit=50)
 
 RECIPES: dict[str, SearchConfig] = {
     "facts_hybrid": FACTS_HYBRID,
@@ -91,4 +94,5 @@ RECIPES: dict[str, SearchConfig] = {
     "turns_context_speaker": TURNS_CONTEXT_SPEAKER,
     "turns_wide_speaker": TURNS_WIDE_SPEAKER,
     "default": DEFAULT,
+    "ask": ASK,
 }

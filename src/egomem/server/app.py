@@ -20,6 +20,7 @@ from egomem.config import Config
 from egomem.errors import EgomemError, InputError, NotFoundError
 from egomem.runtime.build import Models
 from egomem.server.admin import router as admin_router
+from egomem.server.ask_api import router as ask_router
 from egomem.server.metrics import Metrics
 from egomem.server.session import router as stream_router
 from egomem.server.tenants import TenantRegistry
@@ -85,6 +86,7 @@ def create_app(config: Config, registry: TenantRegistry | None = None) -> FastAP
     app.state.models = Models(config)  # loaded lazily, shared by every device session
     metrics.describe("egomem_sessions_total", "counter", "device stream sessions opened")
     app.include_router(admin_router)
+    app.include_router(ask_router)
     app.include_router(stream_router)
     if STATIC.is_dir():
         app.mount("/inspector", StaticFiles(directory=STATIC, html=True), name="inspector")

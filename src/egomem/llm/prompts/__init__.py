@@ -1,6 +1,9 @@
 """Versioned prompt files `<task>.v<N>.md`: the system prompt, a line `---user---`, the user
 template with `{{payload}}` where the task's JSON input goes. The prompts are part of the
-repository (the paper never published its own), so a change is a new version file."""
+repository (the paper never published its own), so a change is a new version file.
+
+A prompt version is a set: version N of a task is its newest file at or below N, so a
+task whose prompt did not change in version 2 keeps its v1 file (no copies)."""
 
 from __future__ import annotations
 
@@ -13,6 +16,11 @@ SPLIT = "---user---"
 
 
 def prompt_path(task: str, version: int) -> Path:
+    """The task's newest prompt file at or below `version` (the exact name when none is)."""
+    for v in range(version, 0, -1):
+        path = PROMPT_DIR / f"{task}.v{v}.md"
+        if path.is_file():
+            return path
     return PROMPT_DIR / f"{task}.v{version}.md"
 
 

@@ -1,0 +1,205 @@
+"""`ask` over a small store built here: people, a relation, facts, episodes."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import TypeVar
+
+import pytest
+from pydantic import BaseModel
+
+from egomem.config import AskConfig
+from egomem.errors import InputError, NotFoundError
+from egomem.llm.base import LLMError, LLMProvider
+from egomem.retrieval.ask import Asker
+from egomem.retrieval.ask_types import AnswerInput
+from egomem.retrieval.dense import EmbeddingCache
+from egomem.retrieval.encoder import TextEncoder
+from egomem.retrieval.search import EpisodeTurn, encode_turns
+from egomem.retrieval.timex import find_time, parse_as_of
+from egomem.schemas import Episode, Fact, Relation
+from egomem.store.base import MemoryStore
+
+T = TypeVar("T", bound=BaseModel)
+
+
+def ts(day: str) -> float:
+    return datetime.fromisoformat(day).replace(tzinfo=UTC).timestamp()
+
+
+@pytest.fixture
+def home(store: MemoryStore) -> dict[str, str]:
+    """Tom, his sister Anna (with facts learnt in May and in July), and two episodes."""
+    tom = store.create_user("Tom").id
+    anna = store.create_user("Anna").id
+    store.add_relation(Relation(subject_id=tom, relation="sister", object_id=anna, valid_from=ts("2024-05-01")))
+    may = store.add_episode(
+        Episode(
+            start=ts("2024-05-07T10:00:00"),
+            end=ts("2024-05-07T10:05:00"),
+            participants=[anna],
+            user_transcript=encode_turns(
+                [
+                    EpisodeTurn("Anna", "I just got back from Lisbon, the tiles were beautiful."),
+                    EpisodeTurn("Tom", "Nice!"),
+                ]
+            ),
+        )
+    ).id
+    jul = store.add_episode(
+        Episode(
+            start=ts("2024-07-02T18:00:00"),
+            end=ts("2024-07-02T18:05:00"),
+            participants=[tom],
+            user_transcript=encode_turns([EpisodeTurn("Tom", "My car broke down on the motorway again.")]),
+        )
+    ).id
+    f1 = Fact(user_id=anna, text="likes green tea", valid_from=ts("2024-05-07T10:05:00"), source_episode=may)
+    store.add_fact(f1)
+    f2 = Fact(user_id=anna, text="likes rock climbing", valid_from=ts("2024-07-02T18:05:00"), source_episode=jul)
+    store.add_fact(f2)
+    store.add_fact(Fact(user_id=tom, text="works as a nurse", valid_from=ts("2024-05-01")))
+    return {"tom": tom, "anna": anna, "may": may, "jul": jul, "tea": f1.id, "climbing": f2.id}
+
+
+@pytest.fixture
+def cache(encoder: TextEncoder) -> EmbeddingCache:
+    return EmbeddingCache(encoder)
+
+
+def test_my_sister_resolves_through_the_social_graph(
+    store: MemoryStore, home: dict[str, str], cache: EmbeddingCache
+) -> None:
+    before = len(store.history())
+    res = Asker(store, cache).ask("What does my sister like?", user_id=home["tom"])
+    assert not res.empty and res.answered_by == "evidence" and "No language model" in res.answer
+    assert [(p.user_id, p.relation) for p in res.people if p.relation != "self"] == [(home["anna"], "sister")]
+    facts = [e for e in res.evidence if e.kind == "fact"]
+    assert {e.fact_id for e in facts[:2]} == {home["tea"], home["climbing"]}
+    assert all(e.person_id == home["anna"] for e in facts[:2])
+    tea = next(e for e in facts if e.fact_id == home["tea"])
+    assert tea.quote == "likes green tea" and tea.episode_id == home["may"] and tea.time_text == "2024-05-07T10:05:00Z"
+    assert any(e.kind == "relation" and "Anna is Tom's sister" in e.quote for e in res.evidence)
+    assert len(store.history()) == before  # ask writes nothing
+
+
+def test_without_user_my_sister_is_nothing(store: MemoryStore, home: dict[str, str], cache: EmbeddingCache) -> None:
+    res = Asker(store, cache).ask("What does my sister like?")
+    assert res.empty and res.answer == "I have nothing about your sister." and res.evidence == []
+    assert any("--user" in n for n in res.notes)
+
+
+def test_unknown_person_and_unknown_relation(store: MemoryStore, home: dict[str, str], cache: EmbeddingCache) -> None:
+    asker = Asker(store, cache)
+    res = asker.ask("What does Zorblax like to eat?")
+    assert res.empty and res.answer == "I have nothing about Zorblax."
+    res = asker.ask("Where does my brother live?", user_id=home["tom"])
+    assert res.empty and res.answer == "I have nothing about your brother."
+    with pytest.raises(NotFoundError):
+        asker.ask("What do I like?", user_id="u_nobody")
+
+
+def test_empty_store_and_bad_questions(store: MemoryStore, cache: EmbeddingCache) -> None:
+    asker = Asker(store, cache)
+    res = asker.ask("What does Anna like?")
+    assert res.empty and res.answer == "I have nothing about anything: memory is empty." and res.evidence == []
+    with pytest.raises(InputError):
+        asker.ask("   ")
+    with pytest.raises(InputError):
+        asker.ask("x" * 2000)
+
+
+def test_as_of_excludes_later_facts_and_episodes(
+    store: MemoryStore, home: dict[str, str], cache: EmbeddingCache
+) -> None:
+    asker = Asker(store, cache)
+    res = asker.ask("What does my sister like?", user_id=home["tom"], as_of=parse_as_of("2024-06-01"))
+    found = {e.fact_id for e in res.evidence if e.fact_id}
+    assert home["tea"] in found and home["climbing"] not in found
+    assert all(e.time is not None and e.time <= parse_as_of("2024-06-01") for e in res.evidence)
+    assert home["jul"] not in {e.episode_id for e in res.evidence if e.kind == "turn"}
+    res = asker.ask("What does my sister like?", user_id=home["tom"], as_of=parse_as_of("2024-08-01"))
+    assert home["climbing"] in {e.fact_id for e in res.evidence}
+
+
+def test_time_expressions(store: MemoryStore, home: dict[str, str], cache: EmbeddingCache) -> None:
+    asker = Asker(store, cache)
+    res = asker.ask("What did Anna talk about in May?")
+    assert res.time is not None and res.time.text == "in May"
+    turns = [e for e in res.evidence if e.kind == "turn"]
+    assert turns and {e.episode_id for e in turns} == {home["may"]}
+    assert turns[0].speaker == "Anna" and "Lisbon" in turns[0].quote
+    # "last Tuesday" relative to the latest time memory holds (Tuesday 2 July 2024 -> 25 June): nothing
+    # is dated then, which the result says before it falls back to all times
+    res = asker.ask("What happened last Tuesday?")
+    assert "nothing is dated 'last Tuesday'; searched all times instead" in res.notes and not res.empty
+    res = asker.ask("What happened last blue moon?")
+    assert any("could not resolve the time expression 'last blue moon'" in n for n in res.notes)
+    assert not res.empty
+    # "before <event>": dated through the evidence that mentions it
+    res = asker.ask("What did Anna like before my car broke down?", user_id=home["tom"])
+    assert res.time is not None and res.time.until == ts("2024-07-02T18:00:00")
+    assert home["climbing"] not in {e.fact_id for e in res.evidence}
+    with pytest.raises(InputError):
+        parse_as_of("next thursday-ish")
+
+
+def test_find_time_windows() -> None:
+    wed = ts("2023-05-10T12:00:00")
+    assert (find_time("what did I do last Tuesday?", wed).since, find_time("last Tuesday", wed).until) == (
+        ts("2023-05-09"),
+        ts("2023-05-10") - 1e-3,
+    )
+    before = find_time("where did she live before May 2023?", wed)
+    assert before.since is None and before.until == ts("2023-05-01")
+    assert find_time("in 2022", wed).since == ts("2022-01-01")
+    assert find_time("what in March", wed).since == ts("2023-03-01")
+    assert find_time("what in June", wed).since == ts("2022-06-01")  # the last June before the reference
+
+
+def test_multi_round_follows_people_named_in_evidence(
+    store: MemoryStore, home: dict[str, str], cache: EmbeddingCache
+) -> None:
+    # The question names nobody; the turn found names Anna; round 2 searches Anna's facts.
+    res = Asker(store, cache, AskConfig(max_rounds=3)).ask("Who went to Lisbon and what do they like?")
+    assert res.rounds >= 2
+    linked = [e for e in res.evidence if e.kind == "fact" and e.via.startswith("person in evidence")]
+    assert not linked or all(e.person_id == home["anna"] for e in linked)
+    single = Asker(store, cache, AskConfig(max_rounds=1)).ask("Who went to Lisbon and what do they like?")
+    assert single.rounds == 1 and single.stopped == "max rounds"
+
+
+class MockAnswerLLM(LLMProvider):
+    """A mock LLM provider, for the plumbing only: records the `answer` payload, replies
+    with the first evidence item's text (or fails, to test the fallback)."""
+
+    name = "mock"
+
+    def __init__(self, fail: bool = False) -> None:
+        super().__init__()
+        self.fail = fail
+        self.payloads: list[AnswerInput] = []
+
+    def run(self, task: str, payload: BaseModel, schema: type[T]) -> T:
+        assert task == "answer" and isinstance(payload, AnswerInput)
+        self.payloads.append(payload)
+        if self.fail:
+            raise LLMError("malformed JSON", "mock failure")
+        return schema.model_validate({"answer": f"She likes {payload.evidence[0].text}.", "used": [1]})
+
+
+def test_answer_from_a_language_model_and_its_fallback(
+    store: MemoryStore, home: dict[str, str], cache: EmbeddingCache
+) -> None:
+    llm = MockAnswerLLM()
+    res = Asker(store, cache, llm=llm).ask("What does my sister like?", user_id=home["tom"])
+    sent = llm.payloads[0]
+    assert res.answered_by == "llm:mock" and res.answer == f"She likes {sent.evidence[0].text}."
+    assert sent.question == "What does my sister like?" and sent.asking_user == "Tom"
+    assert [e.n for e in sent.evidence] == list(range(1, len(res.evidence) + 1))
+    assert any(e.text == "likes green tea" and e.who == "Anna" and e.when == "2024-05-07" for e in sent.evidence)
+    failing = MockAnswerLLM(fail=True)
+    res = Asker(store, cache, llm=failing).ask("What does my sister like?", user_id=home["tom"])
+    assert res.answered_by == "evidence" and any("did not answer (malformed JSON)" in n for n in res.notes)
+    res = Asker(store, cache, AskConfig(llm=False), llm=MockAnswerLLM()).ask("What does Anna like?")
+    assert res.answered_by == "evidence"
