@@ -54,3 +54,11 @@ def test_bad_input_is_refused(scores: list[float], labels: list[bool]) -> None:
             fn(np.array(scores), np.array(labels))
     with pytest.raises(InputError):
         accuracy_at(np.array(scores), np.array(labels), 0.5)
+
+
+def test_eer_point_gives_the_threshold_of_the_crossing() -> None:
+    from egomem.identity.metrics import eer_point
+
+    # As above: at 0.7 one same pair of three is rejected and one different pair of three accepted.
+    assert eer_point(SCORES, SAME) == pytest.approx((1 / 3, 0.7))
+    assert eer_point(np.array([0.9, 0.1]), np.array([True, False])) == (0.0, 0.9)

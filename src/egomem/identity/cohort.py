@@ -10,6 +10,7 @@ passed through the same VAD + gating + level pipeline as live queries.
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from importlib import resources
 from pathlib import Path
 
@@ -20,17 +21,20 @@ from egomem.errors import InputError
 COHORT_FILE = "voice_cohort.npz"
 
 
-def load_cohort(path: Path | None = None) -> np.ndarray:
-    """The cohort matrix (float32, rows L2-normalised), from `path` or the shipped file."""
+def load_cohort(path: Path | None = None, *, exclude: tuple[str, ...] = ()) -> np.ndarray:
+    """The cohort matrix (float32, rows L2-normalised), from `path` or the shipped file.
+
+    `exclude`: name prefixes (e.g. "fsdd:") of cohort speakers to leave out, for scoring speakers
+    who are themselves in the cohort (their own chunks would depress their genuine scores)."""
     try:
-        if path is None:
-            ref = resources.files("egomem.identity") / "data" / COHORT_FILE
-            with resources.as_file(ref) as p, np.load(p) as z:
-                c = z["vectors"]
-        else:
-            with np.load(path) as z:
-                c = z["vectors"]
+        ref = resources.files("egomem.identity") / "data" / COHORT_FILE
+        with resources.as_file(ref) if path is None else nullcontext(path) as p, np.load(p) as z:
+            c = z["vectors"]
+            names = [str(n) for n in z["names"]] if "names" in z.files else [""] * len(c)
     except (OSError, KeyError, ValueError) as exc:
         raise InputError(f"cannot read the voice cohort file: {exc}") from exc
-    c = c.astype(np.float32)
+    keep = np.array([not n.startswith(exclude) for n in names], dtype=bool) if exclude else np.ones(len(c), bool)
+    if not keep.any():
+        raise InputError(f"excluding {exclude} leaves an empty voice cohort")
+    c = c[keep].astype(np.float32)
     return c / np.linalg.norm(c, axis=1, keepdims=True)

@@ -180,22 +180,34 @@ class PersonIdentifier:
             for h in self.face_index.search(obs.vector, k_users=5)
         ]
 
-    def voice_scores(self, vector: np.ndarray, k_users: int = VOICE_CANDIDATES) -> list[Match]:
-        """The `k_users` best candidate users with their (s-normed) voice score, best first."""
+    def voice_threshold(self, speech_s: float) -> float:
+        """The voice decision threshold for a query with `speech_s` seconds of speech: short queries
+        (under config.voice.short_speech_s) score lower against the same speaker's keys, so they get
+        their own threshold (chosen on a development split, see docs/benchmarks/speaker.md)."""
+        v = self.config.voice
+        if v.short_threshold is not None and speech_s < v.short_speech_s:
+            return v.short_threshold
+        return v.threshold
+
+    def voice_scores(
+        self, vector: np.ndarray, k_users: int = VOICE_CANDIDATES, *, speech_s: float | None = None
+    ) -> list[Match]:
+        """The `k_users` best candidate users with their (s-normed) voice score, best first; confidences
+        are taken against the threshold for `speech_s` seconds of speech (the long one when None)."""
         with self._lock:
             idx = self.voice_index
             if len(idx) == 0:
                 return []
             hits = idx.search(vector, k_users=k_users)
             if not self.config.voice.snorm:
-                thr = self.config.voice.threshold
+                thr = self.config.voice.threshold  # cosine: the short threshold is an s-norm one
                 return [Match(h.user_id, h.value, _logistic((h.value - thr) / 0.05)) for h in hits]
             vecs, users = idx.vectors()
             users_arr = np.asarray(users)
             use_enrolled = len(set(users)) >= self.config.voice.min_enrolled_cohort
             q_all = vecs @ (np.asarray(vector, np.float32) / (float(np.linalg.norm(vector)) or 1.0))
             q_cohort = self._snorm.cohort_scores(vector)
-            thr = self.config.voice.threshold
+            thr = self.config.voice.threshold if speech_s is None else self.voice_threshold(speech_s)
             out = []
             for h in hits:
                 others = q_all[users_arr != h.user_id] if use_enrolled else None
@@ -264,7 +276,9 @@ class PersonIdentifier:
         # Learn one modality only when the other, if observed, does not contradict the match:
         # a voice matched while the face says "someone else" must not become this user's key.
         face_disagrees = result.face is not None and (fd is None or fd >= self.config.face.threshold)
-        voice_disagrees = result.voice is not None and vs is not None and vs < self.config.voice.threshold
+        voice_disagrees = (
+            result.voice is not None and vs is not None and vs < self.voice_threshold(result.voice.speech_s)
+        )
         if face_disagrees and self.face_index.keys_of(uid):
             return added
         if voice_disagrees and self.voice_index.keys_of(uid):
@@ -272,14 +286,17 @@ class PersonIdentifier:
         face_ok = result.face is not None and fd is not None and fd < self.config.face.refresh_distance
         if face_ok and result.face and self.refresh(uid, Modality.FACE, result.face.vector, condition=condition):
             added.append(Modality.FACE)
-        voice_ok = result.voice is not None and vs is not None and vs > self.config.voice.refresh_score
+        # Keys are learnt from long speech only: a short segment's embedding is noisier and would make a
+        # poor key (it is still good enough to be recognised against long keys).
+        long_voice = result.voice is not None and result.voice.speech_s >= self.config.voice.short_speech_s
+        voice_ok = long_voice and vs is not None and vs > self.config.voice.refresh_score
         if voice_ok and result.voice and self.refresh(uid, Modality.VOICE, result.voice.vector, condition=condition):
             added.append(Modality.VOICE)
         # Cross-modal enrollment: someone known confidently by face who is heard, but has no voice
         # key yet (first met silently, or the voice came too late at enrollment), gets one — when
         # that voice matches nobody else. The same the other way round for a face.
-        voice_new = result.voice is not None and not self.voice_index.keys_of(uid)
-        if face_ok and voice_new and result.voice and not self._voice_taken(result.voice.vector):
+        voice_new = long_voice and not self.voice_index.keys_of(uid)
+        if face_ok and voice_new and result.voice and not self._voice_taken(result.voice):
             self.enroll(uid, voice=result.voice, condition="cross-modal")
             added.append(Modality.VOICE)
         face_new = result.face is not None and not self.face_index.keys_of(uid)
@@ -295,8 +312,9 @@ class PersonIdentifier:
         m = next((x for x in fm if x.user_id == user_id), None)
         return m is None or m.value > self.config.face.threshold + FACE_VETO_MARGIN
 
-    def _voice_taken(self, vector: np.ndarray) -> bool:
-        return any(m.value > self.config.voice.threshold for m in self.voice_scores(vector))
+    def _voice_taken(self, voice: VoiceObservation) -> bool:
+        thr = self.voice_threshold(voice.speech_s)
+        return any(m.value > thr for m in self.voice_scores(voice.vector, speech_s=voice.speech_s))
 
     def _face_taken(self, face: FaceObservation) -> bool:
         return any(m.value < self.config.face.threshold for m in self.match_face(face))
@@ -306,13 +324,14 @@ class PersonIdentifier:
         if face is None and voice is None:
             return Identification(IdentityStatus.UNKNOWN)
         fm = self.match_face(face) if face is not None else []
-        vm = self.voice_scores(voice.vector) if voice is not None else []
+        vm = self.voice_scores(voice.vector, speech_s=voice.speech_s) if voice is not None else []
+        voice_thr = self.voice_threshold(voice.speech_s) if voice is not None else self.config.voice.threshold
         fused: dict[str, float] = {}
         for m in fm + vm:
             fused[m.user_id] = 1.0 - (1.0 - fused.get(m.user_id, 0.0)) * (1.0 - m.confidence)
         cands = sorted(fused.items(), key=lambda kv: -kv[1])
         face_ok = {m.user_id: m for m in fm if m.value < self.config.face.threshold}
-        voice_ok = {m.user_id: m for m in vm if m.value > self.config.voice.threshold}
+        voice_ok = {m.user_id: m for m in vm if m.value > voice_thr}
         matched = [u for u, _ in cands if (u in face_ok or u in voice_ok) and not self._face_vetoes(face, fm, u)]
         if not matched:
             return Identification(IdentityStatus.NEW, face=face, voice=voice, candidates=cands)

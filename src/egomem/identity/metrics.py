@@ -29,13 +29,18 @@ def auc(scores: np.ndarray, labels: np.ndarray) -> float:
 
 def eer(scores: np.ndarray, labels: np.ndarray) -> float:
     """Equal error rate: where false accepts and false rejects cross (mean of the two at the crossing)."""
+    return eer_point(scores, labels)[0]
+
+
+def eer_point(scores: np.ndarray, labels: np.ndarray) -> tuple[float, float]:
+    """(equal error rate, the threshold where it is reached: "same" when score >= threshold)."""
     s, y = _check(scores, labels)
     ths = np.unique(s)
     pos, neg = np.sort(s[y]), np.sort(s[~y])
     frr = np.searchsorted(pos, ths, side="left") / pos.size  # same pairs below the threshold
     far = 1.0 - np.searchsorted(neg, ths, side="left") / neg.size  # different pairs at or above it
     i = int(np.argmin(np.abs(frr - far)))
-    return float((frr[i] + far[i]) / 2)
+    return float((frr[i] + far[i]) / 2), float(ths[i])
 
 
 def accuracy_at(scores: np.ndarray, labels: np.ndarray, threshold: float) -> float:

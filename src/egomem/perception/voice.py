@@ -31,6 +31,7 @@ VOICE_MODEL = RESEMBLYZER_VOICE.name
 VOICE_DIM = RESEMBLYZER_VOICE.dim
 TARGET_DBFS = -30.0  # resemblyzer's training normalisation
 MIN_NOISE_S = 0.3  # non-speech needed to estimate the noise profile from the window itself
+PARTIAL_SAMPLES = 25_600  # resemblyzer's partial window: 160 mel frames of 10 ms = 1.6 s at 16 kHz
 
 
 class VoiceEncoder:
@@ -91,10 +92,23 @@ class VoiceEncoder:
         return normalise_level(x)
 
     def embed_speech(self, speech: np.ndarray) -> np.ndarray:
-        """L2-normalised 256-d embedding of speech that is already cleaned (16 kHz)."""
+        """L2-normalised 256-d embedding of speech that is already cleaned (16 kHz).
+
+        Speech of at least one resemblyzer window (1.6 s) is the average of its partial windows.
+        Shorter speech would be zero-padded to one window by resemblyzer, and the LSTM's last state
+        then summarises mostly silence; `config.short_embedding` says what to do instead:
+        "repeat" tiles the speech to fill the window, "window" runs the LSTM on the speech's own
+        frames only, "pad" keeps resemblyzer's zero padding."""
+        x = speech.astype(np.float32)
         enc = self._encoder()
+        method = self.config.short_embedding
         with self._embed_lock:
-            vec = enc.embed_utterance(speech.astype(np.float32))
+            if x.size >= PARTIAL_SAMPLES or method == "pad":
+                vec = enc.embed_utterance(x)
+            elif method == "repeat":
+                vec = enc.embed_utterance(np.tile(x, int(np.ceil(PARTIAL_SAMPLES / max(x.size, 1)))))
+            else:
+                vec = _own_window(enc, x)
         v = np.asarray(vec, dtype=np.float32)
         return v / (float(np.linalg.norm(v)) or 1.0)
 
@@ -145,3 +159,14 @@ def band_limit(x: np.ndarray, low_hz: float = 300.0, high_hz: float = 3400.0) ->
         return x
     sos = butter(4, [low_hz, high_hz], btype="band", fs=SAMPLE_RATE, output="sos")
     return sosfiltfilt(sos, x).astype(np.float32)
+
+
+def _own_window(model: Any, speech: np.ndarray) -> np.ndarray:
+    """resemblyzer's embedding of one window as long as the speech itself (no padding)."""
+    import torch
+    from resemblyzer import audio as rz_audio
+
+    mel = rz_audio.wav_to_mel_spectrogram(speech)
+    with torch.no_grad():
+        out = model(torch.from_numpy(mel[None].astype(np.float32))).cpu().numpy()[0]
+    return np.asarray(out, dtype=np.float32)
