@@ -67,14 +67,36 @@ SUMMARY: tuple[Row, ...] = (
         "{:.0f}",
     ),
     Row(
-        "speaker pass@1 clean raw / s-norm",
+        "speaker pass@1 clean raw / s-norm fixed cohort / s-norm gallery cohort",
         "speaker",
-        ("eval.pass_at_1", "eval.pass_at_1_snorm"),
+        ("clean.raw.pass_at_1", "clean.fixed_cohort.pass_at_1", "clean.gallery_cohort.pass_at_1"),
         PAPER["speaker_pass1"],
     ),
-    Row("speaker EER (s-norm)", "speaker", ("eval.eer",), PAPER["speaker_eer"], "{:.4f}"),
-    Row("speaker pass@1 / EER at 10 dB SNR", "speaker", ("eval.snr_10db.pass_at_1_snorm", "eval.snr_10db.eer")),
-    Row("ASR WER / RTF", "asr", ("eval.wer", "eval.rtf")),
+    Row(
+        "speaker EER, s-norm fixed cohort / gallery cohort",
+        "speaker",
+        ("clean.fixed_cohort.eer", "clean.gallery_cohort.eer"),
+        PAPER["speaker_eer"],
+        "{:.4f}",
+    ),
+    Row(
+        "speaker pass@1 / EER at 10 dB SNR (fixed cohort, mean of noise draws)",
+        "speaker",
+        ("snr10.fixed_cohort.pass_at_1_mean", "snr10.fixed_cohort.eer_mean"),
+    ),
+    Row(
+        "speaker pass@1 / EER, 0.5–1.5 s pieces, test utterances (gallery cohort)",
+        "speaker",
+        ("short.0_5_1_5.gallery_cohort.pass_at_1", "short.0_5_1_5.gallery_cohort.eer"),
+    ),
+    Row(
+        "speaker pass@1 / EER, FSDD 8 kHz digits, test split (gallery cohort)",
+        "speaker",
+        ("fsdd.gallery_cohort.pass_at_1", "fsdd.gallery_cohort.eer"),
+    ),
+    Row("ASR WER / RTF, Whisper base (default)", "asr", ("whisper-base.wer", "whisper-base.rtf")),
+    Row("ASR WER / RTF, Whisper tiny.en", "asr", ("whisper-tiny.en.wer", "whisper-tiny.en.rtf")),
+    Row("ASR WER / RTF, pocketsphinx (fallback)", "asr", ("pocketsphinx.wer", "pocketsphinx.rtf")),
     Row("text retrieval pass@1 / pass@5", "textret", ("pass_at_1", "pass_at_5"), PAPER["textret_pass5"] + " (pass@5)"),
     Row(
         "text retrieval pass@1 / pass@5, paraphrases sharing no word + same-relation distractors",
@@ -162,13 +184,28 @@ SUMMARY: tuple[Row, ...] = (
         ("test.rules.audio.fact_recall", "test.rules.audio.false_memories_per_session"),
     ),
     Row(
+        "ask, LoCoMo evidence R@10 multi-round / single-shot, all",
+        "locomo-qa",
+        ("multi_round.recall_at_10", "single_shot.recall_at_10"),
+    ),
+    Row(
+        "ask, LoCoMo R@10 multi-hop (c1) multi-round / single-shot, test conv. 6–10",
+        "locomo-qa",
+        ("multi_round.test.recall_at_10_by_category.1", "single_shot.test.recall_at_10_by_category.1"),
+    ),
+    Row(
         "memorize: real-time factor / CPU-s per recorded minute",
         "memorize",
         ("rtf", "cpu_s_per_recorded_min"),
         fmt="{:.2f}",
     ),
     Row("memorize: stopped and resumed gives the same memory", "memorize", ("resume_same_memory",)),
-    Row("whole system real-time factor", "realtime", ("rtf_overall",), PAPER["realtime_rtf"]),
+    Row(
+        "whole system real-time factor / CPU-s per stream second",
+        "realtime",
+        ("rtf_overall", "pooled.cpu_s_per_stream_s"),
+        PAPER["realtime_rtf"],
+    ),
     Row(
         "Level-1 correct-user latency p50 / p95, s",
         "realtime",
@@ -196,12 +233,17 @@ discussion: `docs/benchmarks/<area>.md`.
 
 
 def get(metrics: dict[str, Any], path: str) -> Any:
-    cur: Any = metrics
-    for part in path.split("."):
-        if not isinstance(cur, dict) or part not in cur:
-            return None
-        cur = cur[part]
-    return cur
+    """The value at a dotted path; a key may itself hold dots ("whisper-tiny.en.wer")."""
+    if path in metrics:
+        return metrics[path]
+    parts = path.split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        head = ".".join(parts[:i])
+        if isinstance(metrics.get(head), dict):
+            found = get(metrics[head], ".".join(parts[i:]))
+            if found is not None:
+                return found
+    return None
 
 
 def fmt(v: Any, spec: str = "{:.3f}") -> str:
@@ -357,6 +399,7 @@ ORDER = (
     "asr",
     "textret",
     "locomo",
+    "locomo-qa",
     "trigger",
     "diarization",
     "extract",

@@ -13,7 +13,8 @@
 Threads, not processes: the heavy parts (dlib, onnxruntime, torch, pocketsphinx)
 release the GIL while they compute, and threads share the store, the models and the
 stream buffer without copying. With `lockstep=True` (files processed as fast as
-possible) the loop waits for each poll, so results do not depend on machine speed.
+possible) the loop waits for each poll and each memory round, so results do not depend
+on machine speed or thread timing.
 """
 
 from __future__ import annotations
@@ -205,6 +206,10 @@ class EgoMem:
         if t >= self._next_mem:
             self._next_mem += self.config.runtime.memory_interval_s
             self._mem_q.put((t, False))
+            if lockstep:
+                # The memory round reads identity and the store that polls also write: done
+                # before the stream moves on, a lockstep run is repeatable (memorize's resume).
+                self._mem_q.join()
 
     def result(self, wall_s: float) -> RunResult:
         return RunResult(
@@ -352,6 +357,7 @@ class EgoMem:
         while True:
             item = self._mem_q.get()
             if item is None:
+                self._mem_q.task_done()
                 return
             t, final = item
             t0 = time.perf_counter()
@@ -361,6 +367,7 @@ class EgoMem:
                 log.exception("memory management failed")
             finally:
                 self.times.memory += time.perf_counter() - t0
+                self._mem_q.task_done()
 
     def _manage_memory(self, now_s: float, final: bool) -> None:
         origin = max(self._mem_origin, now_s - self.config.runtime.buffer_s + 1.0)
