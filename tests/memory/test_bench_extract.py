@@ -17,7 +17,7 @@ def test_bench_extract_quick(test_data: Path, tmp_path: Path) -> None:
         "extract", BenchOptions(data=test_data / "memory" / "locomo_sample.json", json_path=out, quick=True)
     )
     m = json.loads(out.read_text())["metrics"]
-    assert m["sessions"] == 2 and m["observations"] == 14 and m["items"] >= 3
+    assert m["sessions"] == 2 and m["rules"]["observations"] == 14 and m["rules"]["items"] >= 3
     assert 0.0 <= m["recall"] <= 1.0 and 0.0 < m["precision"] <= 1.0
     # The run's own examples: the best match really is above the threshold it reports.
     assert m["at_0.6"]["recall"] == m["recall"] and m["ms_extract_per_session"] > 0

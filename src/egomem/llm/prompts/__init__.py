@@ -15,8 +15,15 @@ PROMPT_DIR = Path(__file__).parent
 SPLIT = "---user---"
 
 
+def _versions() -> set[int]:
+    return {int(p.stem.rsplit(".v", 1)[1]) for p in PROMPT_DIR.glob("*.v*.md") if p.stem.rsplit(".v", 1)[1].isdigit()}
+
+
 def prompt_path(task: str, version: int) -> Path:
-    """The task's newest prompt file at or below `version` (the exact name when none is)."""
+    """The task's newest prompt file at or below `version`, when some task has a file of
+    that version (a version no file has is a typo: the exact, missing name)."""
+    if version not in _versions():
+        return PROMPT_DIR / f"{task}.v{version}.md"
     for v in range(version, 0, -1):
         path = PROMPT_DIR / f"{task}.v{v}.md"
         if path.is_file():
