@@ -47,3 +47,12 @@ def test_truncated_and_malformed_queries_are_dropped_not_raised() -> None:
     # two queries in one chunk
     two = p.feed("<retr>:\na\nb<answer><retr>:\nc\nd<answer>")
     assert two == [RetrQuery(["a"], ["b"]), RetrQuery(["c"], ["d"])]
+
+
+def test_split_monologue_separates_the_query_from_what_is_said() -> None:
+    from egomem.retrieval.query_parser import split_monologue
+
+    said = "<retr>:\nsister\njazz<answer>She likes jazz."
+    assert split_monologue(said) == ("<retr>:\nsister\njazz", "She likes jazz.")
+    assert split_monologue("Hello there.") == (None, "Hello there.")
+    assert split_monologue("<answer>") == ("", "")

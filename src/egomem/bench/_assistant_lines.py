@@ -15,11 +15,12 @@ from pathlib import Path
 
 import numpy as np
 
+from egomem.config import load_config
 from egomem.dialog.base import UserTurn
-from egomem.dialog.speech import Synthesizer
 from egomem.dialog.template import TemplateResponder
 from egomem.memory.trigger.synth import AssistantVoice, Split
-from egomem.providers import BuildContext, create, section
+from egomem.retrieval.query_parser import split_monologue
+from egomem.runtime.build import Models
 from egomem.schemas import MemChunk
 
 # (name, a profile fact, a relation, that person's name, a fact about them, a word in it)
@@ -40,8 +41,7 @@ _PEOPLE: dict[Split, list[tuple[str, str, str, str, str, str]]] = {
 
 
 def _spoken(tokens: Iterable[str]) -> str:
-    text = "".join(tokens)
-    return " ".join(text.split("<answer>", 1)[-1].split())
+    return " ".join(split_monologue("".join(tokens))[1].split())
 
 
 def responder_lines(split: Split) -> tuple[list[str], list[str]]:
@@ -69,12 +69,6 @@ def responder_lines(split: Split) -> tuple[list[str], list[str]]:
     return replies, [g for g in greetings if g]
 
 
-def synthesizer(data_dir: Path) -> Synthesizer:
-    """The product's default TTS provider (with its fallback)."""
-    synth: Synthesizer = create("tts", section("tts"), BuildContext(data_dir))
-    return synth
-
-
 def assistant_voice(split: Split, data_dir: Path, quick: bool = False, cache: Path | None = None) -> AssistantVoice:
     """The lines of `split` in the product's voice (quick: 3 replies and 1 greeting).
 
@@ -82,7 +76,7 @@ def assistant_voice(split: Split, data_dir: Path, quick: bool = False, cache: Pa
     replies, greetings = responder_lines(split)
     if quick:
         replies, greetings = replies[:3], greetings[:1]
-    synth = synthesizer(data_dir)
+    synth = Models(load_config(data_dir=data_dir)).speech  # the agent's own voice
     key = hashlib.sha256("\n".join([synth.name, *replies, "--", *greetings]).encode()).hexdigest()[:16]
     path = cache / f"voice_{split}_{synth.name}_{key}.npz" if cache is not None else None
     if path is not None and path.is_file():

@@ -41,6 +41,15 @@ def split_terms(group: str, limit: int = MAX_TERMS) -> list[str]:
     return out
 
 
+def split_monologue(text: str) -> tuple[str | None, str]:
+    """A finished monologue -> (what came before `<answer>`: the query, or None when there
+    was none; what is said aloud: the text after `<answer>`, or all of it)."""
+    if CLOSE not in text:
+        return None, text
+    query, said = text.split(CLOSE, 1)
+    return query, said
+
+
 def parse_query(body: str) -> RetrQuery:
     """Parse the text between `<retr>` and `<answer>`.
 

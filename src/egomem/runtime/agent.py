@@ -47,6 +47,7 @@ from egomem.perception.audio import SAMPLE_RATE
 from egomem.perception.vad import SileroVAD
 from egomem.retrieval.events import MemChunkUpdated
 from egomem.retrieval.process import RetrievalProcess
+from egomem.retrieval.query_parser import split_monologue
 from egomem.runtime.timeline import Timeline
 from egomem.schemas import MemChunk, new_id
 from egomem.store.base import MemoryStore
@@ -290,9 +291,8 @@ class EgoMem:
                 said.append(tok)
                 for chunk in chunks:
                     self.parts.model.on_memchunk(chunk)
-        text = "".join(said)
-        if "<answer>" in text:
-            query, text = text.split("<answer>", 1)
+        query, text = split_monologue("".join(said))
+        if query is not None:
             rel, _, kw = query.replace("<retr>:", "").strip("\n").partition("\n")
             self.timeline.add(t, "retrieval", relations=rel.strip(), keywords=kw.strip())
         self.assistant_said(text, t)

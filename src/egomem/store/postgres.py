@@ -103,10 +103,17 @@ class PostgresStore(MemoryStore):
             raise StoreError(f"cannot connect to PostgreSQL at {where}: {first_line(exc)}") from exc
         try:
             if self.schema is not None:
-                conn.execute(pgsql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(pgsql.Identifier(self.schema)))
+                self._ensure_schema(conn)
                 conn.execute(pgsql.SQL("SET search_path TO {}, public").format(pgsql.Identifier(self.schema)))
+        except psycopg.Error as exc:
+            conn.close()
+            problem = f"cannot create or use schema {self.schema!r} ({first_line(exc)})"
+            raise StoreError(f"PostgreSQL at {where}: {problem}") from exc
+        try:
             if conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone() is None:
-                conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+                with conn.transaction():  # same race as the schema's, on pg_extension
+                    conn.execute("SELECT pg_advisory_xact_lock(hashtext('egomem-extension:vector'))")
+                    conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
             conn.execute(pgsql.SQL("SET hnsw.ef_search = {}").format(pgsql.Literal(self.ef_search)))
         except psycopg.Error as exc:
             conn.close()
@@ -115,6 +122,21 @@ class PostgresStore(MemoryStore):
                 " a superuser must run CREATE EXTENSION vector (scripts/postgres.sh does)"
             ) from exc
         return conn
+
+    def _ensure_schema(self, conn: psycopg.Connection[Any]) -> None:
+        """Create the store's schema once, even when several workers connect at the same moment.
+
+        CREATE SCHEMA IF NOT EXISTS is not safe under concurrency in PostgreSQL: two sessions can
+        both see no schema and one then fails on pg_namespace's unique index. A transaction-scoped
+        advisory lock on the schema's name serialises the creators.
+        """
+        assert self.schema is not None
+        exists = "SELECT 1 FROM pg_namespace WHERE nspname = %s"
+        if conn.execute(exists, (self.schema,)).fetchone() is not None:
+            return
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"egomem-schema:{self.schema}",))
+            conn.execute(pgsql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(pgsql.Identifier(self.schema)))
 
     def drop_schema(self) -> None:
         """Drop this store's own schema with everything in it (benchmarks and tests), and close."""
