@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from pydantic import BaseModel
 
 from egomem.identity.types import Identification, IdentityStatus
@@ -150,6 +151,17 @@ def test_failing_provider_falls_back_to_rules_with_the_reason_on_the_episode(sto
     out2 = MemoryManager(store, broken, encoder).process(_session("e2", "I moved to Rome."))
     assert not out2.ok and store.get_episode("e2").status == "failed:malformed JSON"
     assert _current(store, out.user_id or "") == ["lives in Porto"]
+
+
+def test_extract_alone_uses_the_same_fallback_and_writes_nothing(store: SQLiteStore, encoder: Any) -> None:
+    broken = ScriptedProvider(error=LLMError("malformed JSON", "Expecting ',' at char 41"))
+    session = _session("e1", "Hi, I'm Ana and I live in Porto.")
+    res, status = MemoryManager(store, broken, encoder, fallback=RulesProvider()).extract(session)
+    assert status == "done:fallback(malformed JSON)"
+    assert [(i.kind, i.text) for i in res.items if i.kind != "summary"] == [("name", "Ana"), ("fact", "lives in Porto")]
+    assert store.list_users() == [] and store.list_episodes() == [] and store.history() == []
+    with pytest.raises(LLMError):  # no fallback: the caller hears why
+        MemoryManager(store, broken, encoder).extract(session)
 
 
 def test_dropped_items_are_logged_with_the_episode(store: SQLiteStore, encoder: Any) -> None:

@@ -35,10 +35,12 @@ from __future__ import annotations
 import json
 import os
 import re
+import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
@@ -49,7 +51,10 @@ from egomem.errors import EgomemError, InputError
 from egomem.llm.base import LLMError, LLMProvider
 from egomem.memory.extractor import ExtractResult, MemoryExtractor
 from egomem.memory.items import SessionText, Turn
+from egomem.memory.manager import MemoryManager
 from egomem.memory.rules_provider import RulesProvider
+from egomem.memory.updater import Encoder
+from egomem.store.sqlite import SQLiteStore
 
 THRESHOLDS = (0.5, 0.6, 0.7)
 EXTRACTORS = ("rules", "local")
@@ -157,7 +162,9 @@ class _Replay(LLMProvider):
         self._last: tuple[str, str, BaseModel] | None = None
 
     def run(self, task: str, payload: BaseModel, schema: type[T]) -> T:
-        key = (task, payload.model_dump_json())
+        # By session, not by payload: the manager truecases the session before its model call
+        # and the model-only extractor sees it as given; both must read the one answer.
+        key = (task, str(getattr(payload, "episode_id", "")) or payload.model_dump_json())
         if self._last is not None and self._last[:2] == key:
             answer = self._last[2]
         else:
@@ -221,13 +228,24 @@ def _local_provider(threads: str | None) -> tuple[LLMProvider, int]:
     return provider, int(getattr(cfg.llm, "n_threads", 0))
 
 
-def _run_local(records: list[dict[str, Any]], chosen: set[tuple[str, int]], provider: LLMProvider) -> tuple[_Run, _Run]:
-    """The product wiring (model + rules supplement, rules when the model fails), and the
-    model's own items from the same answer."""
+def _run_local(
+    records: list[dict[str, Any]], chosen: set[tuple[str, int]], provider: LLMProvider, encoder: Encoder
+) -> tuple[_Run, _Run]:
+    """The product's extraction (MemoryManager.extract: model + rules supplement, the rules when
+    the model fails, on an empty store), and the model's own items from the same answer."""
     replay = _Replay(provider)
-    product = MemoryExtractor(replay, supplement=RulesProvider())
-    alone = MemoryExtractor(replay)
-    fallback = MemoryExtractor(RulesProvider())
+    with tempfile.TemporaryDirectory(prefix="egomem-extract-") as tmp:
+        store = SQLiteStore(Path(tmp) / "memory.db")
+        try:
+            manager = MemoryManager(store, replay, encoder, fallback=RulesProvider())
+            return _extract_sessions(records, chosen, manager, MemoryExtractor(replay))
+        finally:
+            store.close()
+
+
+def _extract_sessions(
+    records: list[dict[str, Any]], chosen: set[tuple[str, int]], manager: MemoryManager, alone: MemoryExtractor
+) -> tuple[_Run, _Run]:
     run, own = _Run([], []), _Run([], [])
     for r in records:
         if (r["conv"], r["session"]) not in chosen:
@@ -239,12 +257,12 @@ def _run_local(records: list[dict[str, Any]], chosen: set[tuple[str, int]], prov
             continue
         session = _session_text(r)
         t0, c0 = time.perf_counter(), time.process_time()
-        try:
-            res = product.extract(session)
+        res, status = manager.extract(session)
+        if status != "done":
+            run.fallbacks.append(f"{session.episode_id}: {status}")
+        try:  # the replay answers from its cache: the same model answer, without the supplement
             res_own = alone.extract(session)
-        except LLMError as exc:
-            run.fallbacks.append(f"{session.episode_id}: {exc.reason}")
-            res = fallback.extract(session)
+        except LLMError:
             res_own = ExtractResult(items=[])
         run.wall_s.append(time.perf_counter() - t0)
         run.cpu_s.append(time.process_time() - c0)
@@ -414,7 +432,7 @@ def run(options: BenchOptions) -> BenchResult:
             metrics["local"] = {"not_run": str(exc)}
             notes.append(f"local LLM not run: {exc}")
         else:
-            runs["local"], runs["local_model_only"] = _run_local(records, chosen, provider)
+            runs["local"], runs["local_model_only"] = _run_local(records, chosen, provider, enc)
             metrics["llm_sessions"] = sorted(f"{c}/{s}" for c, s in chosen)
             metrics["llm_threads"] = n_threads
             metrics["llm_usage"] = {

@@ -88,6 +88,18 @@ class MemoryManager:
         with self.store.transaction():
             return self._write(session, identification, user_id, extracted, plan, status)
 
+    def extract(self, session: SessionText) -> tuple[ExtractResult, str]:
+        """What `process` would extract from a session, with the same fallback, writing nothing:
+        the items and the episode status it would record ("done" or "done:fallback(<reason>)").
+        Raises LLMError when neither backend answers."""
+        session = self._truecased(session)
+        try:
+            return self.extractor.extract(session), "done"
+        except LLMError as exc:
+            if self._fallback is None:
+                raise
+            return self._fallback[0].extract(session), f"done:fallback({exc.reason})"
+
     def _decide(
         self,
         extractor: MemoryExtractor,
