@@ -99,6 +99,8 @@ class RetrievalConfig(_Section):
     level1_budget_tokens: int = Field(default=512, ge=16)
     level2_budget_tokens: int = Field(default=256, ge=16)
     top_k: int = Field(default=5, ge=1)
+    # Other people heard this recently (turns attributed by voice) are named in Level 1 ("Also here").
+    presence_window_s: float = Field(default=10.0, ge=0.0)
 
 
 class ServerConfig(_Section):
@@ -117,6 +119,11 @@ class RuntimeConfig(_Section):
     # those together. Raised from 2 s when the demo's rewritten script showed such a split.
     session_merge_gap_s: float = Field(default=5.0, ge=0.0)
     buffer_s: float = Field(default=120.0, ge=10.0)  # stream history kept in memory
+    # Several people: each finished user turn is matched by its own voice, and goes to another
+    # enrolled person than the current user only when their s-normed score clears the voice
+    # threshold by this margin and the current user's does not clear it (identity/attribution.py).
+    # 1.0 lies halfway between the threshold (2.95) and the key-refresh score (5.0). None: off.
+    turn_voice_margin: float | None = Field(default=1.0, ge=0.0)
 
 
 class MemoryConfig(_Section):

@@ -177,3 +177,32 @@ def test_polling_thread_runs_and_stops(store: SQLiteStore, encoder: TextEncoder)
     finally:
         proc.stop()
     assert proc.current_user() == e
+
+
+def test_a_second_person_heard_is_named_in_level1_and_answered_from_their_memory(
+    store: SQLiteStore, encoder: TextEncoder
+) -> None:
+    e, j = people(store)
+    store.add_relation(Relation(subject_id=j, relation="sister", object_name="Mia"))
+    store.add_fact(Fact(user_id=e, text="Emily's brother Tom plays chess"))
+    now = [100.0]
+    proc = make(store, encoder, [known(e)] * 20, clock=lambda: now[0], config=RetrievalConfig(presence_window_s=10.0))
+    proc.poll_once()
+    proc.poll_once()
+    events: list[MemChunkUpdated] = []
+    proc.subscribe(events.append)
+    proc.heard_speaker(j)  # John, at Emily's side, says something (attributed by his voice)
+    assert proc.current_user() == e and proc.others_present() == (j,)
+    assert proc.level1_chunk().text.splitlines()[:2] == ["Current user: Emily", "Also here: John (colleague)"]
+    assert [ev.level for ev in events] == [1]
+    # John's question is answered from John's people, not Emily's.
+    chunk = proc.retrieve(["sister"], ["Mia"])
+    assert "Mia" in chunk.text and chunk.user_id == j
+    proc.answering(None)  # Emily speaks again
+    emily_side = proc.retrieve(["sister"], ["Mia"])
+    assert emily_side.user_id == e and "Mia" not in emily_side.text
+    # Ten seconds without hearing John: the next poll drops him from Level 1.
+    now[0] += 11.0
+    proc.poll_once()
+    assert proc.others_present() == () and "Also here" not in proc.level1_chunk().text
+    assert [ev.level for ev in events] == [1, 2, 2, 1]

@@ -68,6 +68,12 @@ class RetrievalProcess:
         # Raw per-poll matches before debouncing, (time, user id or None): who was actually
         # seen and heard at a moment, where current_user() may still be the previous person.
         self._matches: deque[tuple[float, str | None]] = deque(maxlen=256)
+        # Turns attributed by their own voice, (time, user id): people heard, for "Also here".
+        self._speakers: deque[tuple[float, str]] = deque(maxlen=256)
+        self._others: tuple[str, ...] = ()  # the other people named in the current Level-1 chunk
+        # The person whose turn the dialog model is answering (None: the current user): a
+        # `<retr>` query searches their people, not the Level-1 user's.
+        self._addressee: str | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -80,6 +86,30 @@ class RetrievalProcess:
         """The raw (not debounced) matches of the polls observed between two clock times."""
         with self._lock:
             return [u for t, u in self._matches if t0 <= t <= t1]
+
+    def others_present(self, at: float | None = None) -> tuple[str, ...]:
+        """Other people than the current user heard within `presence_window_s` of `at` (turns
+        attributed to them by voice), in order of appearance. Polls do not add anyone: a poll
+        decides one person, and two polls in a row for another person make them current."""
+        at = self.clock() if at is None else at
+        since = at - self.config.presence_window_s
+        with self._lock:
+            heard = [u for t, u in self._speakers if since <= t <= at]
+            return tuple(u for u in dict.fromkeys(heard) if u != self.tracker.current)
+
+    def heard_speaker(self, user_id: str, at: float | None = None) -> None:
+        """A user turn attributed to `user_id` by its voice: they are present and the dialog
+        model is answering them. Level 1 names them when they are not the current user."""
+        at = self.clock() if at is None else at
+        with self._lock:
+            self._speakers.append((at, user_id))
+            self._addressee = user_id
+        self._refresh_others(at)
+
+    def answering(self, user_id: str | None) -> None:
+        """The dialog model now answers `user_id` (None: the current user)."""
+        with self._lock:
+            self._addressee = user_id
 
     def level1_chunk(self) -> MemChunk:
         with self._lock:
@@ -105,7 +135,8 @@ class RetrievalProcess:
         k = self.config.top_k if k is None else k
         if k < 0:
             raise InputError(f"k must be >= 0, got {k}")
-        user = self.current_user()
+        with self._lock:
+            user = self._addressee or self.tracker.current
         at = self.clock()
         if user is None or not (rel or kws):
             return MemChunk(level=2, user_id=user, at=at)
@@ -113,8 +144,8 @@ class RetrievalProcess:
         chunk = render_level2(hits, self.tokens, self.config.level2_budget_tokens, user)
         chunk = chunk.model_copy(update={"at": at})
         with self._lock:
-            if self.tracker.current != user:
-                # The user changed while we searched: these are the old user's people.
+            if (self._addressee or self.tracker.current) != user:
+                # The person changed while we searched: these are the previous person's people.
                 return MemChunk(level=2, user_id=self.tracker.current, at=at)
             self._level2 = chunk
         used = [c.fact_id for c, _ in hits if c.fact_id]
@@ -156,12 +187,15 @@ class RetrievalProcess:
         with self._lock:
             self._matches.append((at, ident.user_id))
             changed = self.tracker.update(ident)
-            if changed == UserTracker.NO_CHANGE:
-                return
-            level1 = self.renderer.render(changed, at=at)
-            self._level1 = level1
-            stale2 = self._level2.text != ""
-            self._level2 = MemChunk(level=2, user_id=changed, at=at)
+            if changed != UserTracker.NO_CHANGE:
+                others = self.others_present(at)
+                level1 = self.renderer.render(changed, at=at, others=others)
+                self._level1, self._others, self._addressee = level1, others, None
+                stale2 = self._level2.text != ""
+                self._level2 = MemChunk(level=2, user_id=changed, at=at)
+        if changed == UserTracker.NO_CHANGE:
+            self._refresh_others(at)
+            return
         if changed is not None:
             try:
                 self.store.touch_user(changed, at)
@@ -171,10 +205,19 @@ class RetrievalProcess:
         if stale2:
             self.events.emit(MemChunkUpdated.of(self._level2))
 
+    def _refresh_others(self, at: float) -> None:
+        """Re-render Level 1 when the other people present are not those it names."""
+        if self.others_present(at) != self._others:
+            self.refresh_level1()
+
     def refresh_level1(self) -> bool:
-        """Re-render the current user's profile (after memory writes); emits only if it changed."""
+        """Re-render the current user's profile (after memory writes, or when others come
+        or go); emits only if it changed."""
+        at = self.clock()
+        others = self.others_present(at)
         with self._lock:
-            chunk = self.renderer.render(self.tracker.current, at=self.clock())
+            self._others = others
+            chunk = self.renderer.render(self.tracker.current, at=at, others=others)
             if chunk.text == self._level1.text:
                 return False
             self._level1 = chunk

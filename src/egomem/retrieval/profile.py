@@ -9,7 +9,7 @@ left out whole; the last one may be cut at a word boundary if a useful part fits
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from egomem.errors import NotFoundError
@@ -83,8 +83,10 @@ class ProfileRenderer:
                 return name
         return fallback or "someone unnamed"
 
-    def render(self, user_id: str | None, *, at: float | None = None) -> MemChunk:
-        """The Level-1 chunk of `user_id`; an empty chunk for None or an unknown id."""
+    def render(self, user_id: str | None, *, at: float | None = None, others: Sequence[str] = ()) -> MemChunk:
+        """The Level-1 chunk of `user_id`; an empty chunk for None or an unknown id. `others`:
+        other people present, named in one line under the header with their relation to the
+        user ("Also here: Ben (husband)"), inside the same budget."""
         at = now() if at is None else at
         if user_id is None:
             return MemChunk(level=1, text="", tokens=0, user_id=None, at=at)
@@ -93,9 +95,26 @@ class ProfileRenderer:
         except NotFoundError:
             return MemChunk(level=1, text="", tokens=0, user_id=None, at=at)
         header = f"Current user: {user.name or 'name not known yet'}"
+        if others:
+            header += "\n" + self._also_here(user_id, others)
         items = self._items(user_id, at)
         text = self._fill(header, items)
         return MemChunk(level=1, text=text, tokens=self.tokens.count_tokens(text), user_id=user_id, at=at)
+
+    def _also_here(self, user_id: str, others: Sequence[str]) -> str:
+        # Who the other person is to the user: the user's own edge word, or an incoming edge
+        # seen the other way round ("Ben (Anna's husband)" when Anna called Ben her husband).
+        words: dict[str, str] = {}
+        for r in self.store.list_relations(user_id):
+            if r.subject_id == user_id and r.object_id:
+                words[r.object_id] = r.relation
+            elif r.subject_id != user_id:
+                words.setdefault(r.subject_id, f"this user is their {r.relation}")
+        names = []
+        for other in others:
+            name = self._name_of(other, None)
+            names.append(f"{name} ({words[other]})" if other in words else name)
+        return "Also here: " + ", ".join(names)
 
     def _items(self, user_id: str, at: float) -> list[_Item]:
         items: list[_Item] = []

@@ -37,6 +37,7 @@ from egomem.dialog.base import DuplexModel, UserTurn
 from egomem.dialog.speech import Synthesizer, ToneSynthesizer
 from egomem.dialog.turns import TurnDetector
 from egomem.errors import EgomemError
+from egomem.identity.attribution import TurnSpeaker
 from egomem.identity.types import Identification, IdentityStatus
 from egomem.memory.items import SessionText, Turn
 from egomem.memory.manager import MemoryManager, SessionOutcome
@@ -79,6 +80,9 @@ class Components:
     learn: Callable[[Identification], object] | None = None
     # The assistant's voice on the speaking channel (egomem.dialog.speech); None: the tone envelope.
     voice: Synthesizer | None = None
+    # Who said a finished user turn, by its own voice (identity.attribution), given the presumed
+    # speaker (the current user); None: every turn is the current user's, as with one person.
+    attribute: Callable[[np.ndarray, str | None], TurnSpeaker] | None = None
 
 
 class BufferWindow:
@@ -125,7 +129,8 @@ class EgoMem:
         self.buffer = StreamBuffer(capacity_s=config.runtime.buffer_s)
         self.times = ProcessTimes()
         self.turns = TurnDetector(parts.vad)
-        self._heard: list[tuple[float, float, str]] = []  # transcribed user turns
+        # Transcribed user turns: (start, end, text, speaker by voice; None = the session's user).
+        self._heard: list[tuple[float, float, str, str | None]] = []
         self._said: list[tuple[float, str]] = []  # the assistant's lines
         self._presence: list[tuple[float, str | None]] = []  # (poll time, current user)
         self._pending_name: tuple[str, float, str | None] | None = None  # (name, heard at, Level-1 user then)
@@ -264,13 +269,31 @@ class EgoMem:
             self.timeline.add(end, "warning", text=f"ASR failed: {exc}")
             text = ""
         if text:
+            current = self.parts.retrieval.current_user()
+            by_voice = self._speaker_by_voice(audio, current, end)
+            speaker = by_voice or current
             with self._log_lock:
-                self._heard.append((start, end, text))
-            self.timeline.add(end, "heard", text=text, user=self.parts.retrieval.current_user())
-            self._learn_name(text, start, end)
-            turn = UserTurn(text, start, end, self.parts.retrieval.current_user())
-            self._speak(self.parts.model.on_user_turn(turn), end)
+                self._heard.append((start, end, text, by_voice))
+            self.timeline.add(end, "heard", text=text, user=speaker, **({"how": "voice"} if by_voice else {}))
+            if by_voice is not None:  # the voice says who it is: no need to wait for a poll
+                self.parts.retrieval.heard_speaker(by_voice)
+                self._learn_name_of(by_voice, text, end)
+            else:
+                self.parts.retrieval.answering(None)
+                self._learn_name(text, start, end)
+            self._speak(self.parts.model.on_user_turn(UserTurn(text, start, end, speaker)), end)
         self.times.dialog += time.perf_counter() - t0
+
+    def _speaker_by_voice(self, audio: np.ndarray, current: str | None, t: float) -> str | None:
+        """Another enrolled person than the current user, when the turn's own voice says so."""
+        if self.parts.attribute is None:
+            return None
+        try:
+            found = self.parts.attribute(audio, current)
+        except EgomemError as exc:
+            self.timeline.add(t, "warning", text=f"could not attribute the turn: {exc}")
+            return None
+        return found.user_id if found.reason == "voice" and found.user_id != current else None
 
     def _transcribe(self, audio: np.ndarray) -> str:
         """Cased, punctuated text when the ASR gives it (Whisper): sentence ends, question
@@ -410,6 +433,15 @@ class EgoMem:
         with self._log_lock:
             return _majority([u for t, u in self._presence if start <= t <= end + lag])
 
+    def _learn_name_of(self, user: str, text: str, t: float) -> None:
+        try:
+            name = name_in(text, [u.name for u in self.parts.store.list_users() if u.name])
+        except EgomemError as exc:
+            self.timeline.add(t, "warning", text=f"could not read a name: {exc}")
+            return
+        if name is not None:
+            self._adopt_name(user, name, t)
+
     def _learn_name(self, text: str, start: float, end: float) -> None:
         """A user whose name memory lacks says it ("I'm Anna"): write it now, not after the
         session, and refresh Level 1 so the dialog model knows it at once.
@@ -471,12 +503,33 @@ class EgoMem:
             return None
 
     def _finish_session(self, start: float, end: float) -> None:
+        """Memory for one session. With several people in it (turns attributed to another
+        enrolled person by voice), each person's turns are their own session text, with all
+        the assistant's lines for context, so each person's facts land on them and what one
+        says about another ("this is my husband Ben") links the speaker to that person."""
         with self._log_lock:
-            heard = [(s, e, x) for s, e, x in self._heard if s < end and e > start]
+            heard = [(s, e, x, who) for s, e, x, who in self._heard if s < end and e > start]
             said = [(t, x) for t, x in self._said if start <= t <= end + 1.0]
         user = self._presence_user(start, end)
         self._sessions.append((start, end, user))
-        self.timeline.add(end, "session", start=start, end=end, user=user)
+        by_person: dict[str | None, list[tuple[float, float, str]]] = {}
+        for s, e, x, who in heard:
+            by_person.setdefault(who or user, []).append((s, e, x))
+        speakers = [p for p in by_person if p is not None]
+        self.timeline.add(
+            end, "session", start=start, end=end, user=user, **({"speakers": speakers} if len(by_person) > 1 else {})
+        )
+        for person, own in by_person.items() or [(user, [])]:
+            self._process_session(start, end, person, own, said)
+
+    def _process_session(
+        self,
+        start: float,
+        end: float,
+        user: str | None,
+        heard: list[tuple[float, float, str]],
+        said: list[tuple[float, str]],
+    ) -> None:
         turns = [Turn(speaker="user", text=x, start=s, end=e) for s, e, x in heard]
         turns += [Turn(speaker="assistant", text=x, start=t, end=t) for t, x in said]
         turns.sort(key=lambda tr: tr.start or 0.0)

@@ -98,6 +98,7 @@ def build_agent(
     *,
     model: DuplexModel | None = None,
 ) -> EgoMem:
+    from egomem.identity.attribution import TurnAttributor
     from egomem.identity.identifier import PersonIdentifier
 
     identifier = PersonIdentifier(store, config, face_encoder=models.face, voice_encoder=models.voice)
@@ -115,6 +116,7 @@ def build_agent(
     fallback = None if isinstance(llm, RulesProvider) else RulesProvider()
     update = RulesProvider() if config.memory.update_agent == "rules" else None
     manager = MemoryManager(store, llm, models.text, config.memory, fallback=fallback, update_provider=update)
+    margin = config.runtime.turn_voice_margin
     parts = Components(
         store=store,
         retrieval=retrieval,
@@ -126,5 +128,6 @@ def build_agent(
         vad=models.vad,
         learn=identifier.learn,
         voice=models.speech,
+        attribute=None if margin is None else TurnAttributor(identifier, margin=margin).attribute,
     )
     return EgoMem(config, parts, timeline)

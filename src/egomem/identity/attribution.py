@@ -1,0 +1,53 @@
+"""Who said an utterance, when several people may be present: voice evidence per turn.
+
+The identity poll decides one current user from the last seconds of camera and
+microphone (debounced over polls), which is right for the Level-1 chunk but not for a
+conversation between two people at the table: their turns alternate faster than the
+poll settles, and the camera's primary face is often the listener's. So each finished
+user turn is also matched by its own voice against the enrolled voice keys.
+
+The decision is conservative, because a wrong attribution writes one person's facts onto
+another: the turn goes to another enrolled person only when that person's s-normed
+score clears the threshold for the turn's length by `margin` AND the presumed speaker
+(the session's current user) does not clear it at all. Everything else keeps the
+presumed speaker ("no evidence against them"), as a single-person session always did.
+Unknown voices are not enrolled here: enrolment stays with the poll, which sees the face.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from egomem.identity.identifier import PersonIdentifier
+
+
+@dataclass(frozen=True)
+class TurnSpeaker:
+    user_id: str | None  # who said it; None: nobody is presumed and no enrolled voice matched
+    score: float | None  # the winning s-normed voice score (None: no voice evidence)
+    reason: str  # why: "voice" (matched another person), "presumed" (kept), "no speech", ...
+
+
+class TurnAttributor:
+    def __init__(self, identifier: PersonIdentifier, *, margin: float = 1.0) -> None:
+        self.identifier = identifier
+        self.margin = margin
+
+    def attribute(self, audio: np.ndarray | None, presumed: str | None) -> TurnSpeaker:
+        voice = self.identifier.voice_encoder.observe(audio) if audio is not None and audio.size else None
+        if voice is None:
+            return TurnSpeaker(presumed, None, "no speech")
+        matches = self.identifier.voice_scores(voice.vector, speech_s=voice.speech_s)
+        if not matches:
+            return TurnSpeaker(presumed, None, "no voice keys")
+        thr = self.identifier.voice_threshold(voice.speech_s)
+        best = matches[0]
+        presumed_score = next((m.value for m in matches if m.user_id == presumed), None)
+        if best.user_id == presumed:
+            return TurnSpeaker(presumed, best.value, "presumed")
+        presumed_speaks = presumed_score is not None and presumed_score >= thr
+        if best.value >= thr + self.margin and not presumed_speaks:
+            return TurnSpeaker(best.user_id, best.value, "voice")
+        return TurnSpeaker(presumed, presumed_score, "presumed")
