@@ -41,7 +41,10 @@ def _who(scores: dict[str, float], presumed: str | None, speech_s: float | None 
     [
         ({"ann": 6.0, "ben": 1.0}, "ann", ("ann", "presumed")),  # the presumed speaker's own voice
         ({"ann": 1.0, "ben": 6.0}, "ann", ("ben", "voice")),  # clearly the other one
-        ({"ann": 1.0, "ben": 3.5}, "ann", ("ann", "presumed")),  # over the threshold, not by the margin
+        ({"ann": 2.5, "ben": 3.5}, "ann", ("ann", "presumed")),  # Ben over the threshold, not by the margin
+        ({"ann": 1.0, "ben": 3.5}, "ann", (None, "unknown voice")),  # clearly not Ann, not clearly Ben
+        ({"ann": 0.5, "ben": 1.0}, "ann", (None, "unknown voice")),  # a stranger beside Ann
+        ({"ann": 1.0, "ben": 0.5}, "ann", (None, "unknown voice")),  # also when Ann is the least unlike
         ({"ann": 3.0, "ben": 6.0}, "ann", ("ann", "presumed")),  # the presumed one matches too: keep them
         ({"ben": 6.0}, None, ("ben", "voice")),  # nobody presumed, one clear voice
         ({"ann": 1.0, "ben": 2.0}, None, (None, "presumed")),  # an unknown voice stays unattributed
@@ -51,6 +54,10 @@ def test_attribution_needs_clear_evidence(
     scores: dict[str, float], presumed: str | None, expected: tuple[str | None, str]
 ) -> None:
     assert _who(scores, presumed) == expected
+
+
+def test_a_short_turn_is_too_weak_to_say_it_is_not_the_presumed_speaker() -> None:
+    assert _who({"ann": 0.5, "ben": 1.0}, "ann", speech_s=1.0) == ("ann", "presumed")
 
 
 def test_no_speech_and_no_keys_keep_the_presumed_speaker() -> None:

@@ -1,4 +1,5 @@
-"""Two enrolled people in one session, both on camera, taking turns: each one's facts are theirs.
+"""Two enrolled people in one session, both on camera, taking turns: each one's facts are theirs,
+and a stranger's words, heard beside them, are remembered on no one.
 
 Real voices (two LibriSpeech test-other speakers) and real faces (two LFW people, side by
 side in every frame). LibriSpeech does not say the facts we need, so the transcriber is a
@@ -24,13 +25,15 @@ from egomem.store.sqlite import SQLiteStore
 from egomem.stream.buffer import Frame
 from egomem.stream.sources import Recording, replay
 
-SPEAKERS = ("1688", "2033")  # LibriSpeech test-other speaker ids (one man, one woman)
+# LibriSpeech test-other speaker ids: the two people, and a stranger nobody enrolled.
+SPEAKERS = ("1688", "2033", "3080")
 FACES = ("Colin_Powell", "Ariel_Sharon")
 SCRIPT = [  # (speaker index, what the transcriber returns for that turn)
     (0, "I work as a nurse at the city hospital."),
     (1, "I play the guitar every weekend."),
     (0, "This is my husband Ben."),
     (1, "I live in Porto."),
+    (2, "My name is Tom and I live in Paris."),  # the stranger: heard, remembered on no one
     (0, "I love hiking in the mountains."),
     (1, "I hate coffee."),
 ]
@@ -65,7 +68,7 @@ def test_two_people_taking_turns_get_their_own_facts(tmp_path: Path, shared_data
     faces = shared_data("faces_lfw_subset_10x10") / "images"
     photos = [sorted((faces / f).glob("*.jpg"))[0] for f in FACES]
     voices = [_utterances(speech / s) for s in SPEAKERS]
-    assert all(len(v) >= 5 for v in voices)
+    assert all(len(v) >= 5 for v in voices[:2]) and len(voices[2]) >= 3
 
     cfg = load_config(data_dir=tmp_path, environ={"EGOMEM_LLM__PROVIDER": "rules"})
     store = SQLiteStore(tmp_path / "memory.db")
@@ -75,13 +78,13 @@ def test_two_people_taking_turns_get_their_own_facts(tmp_path: Path, shared_data
     identifier = agent.parts.retrieval.identifier
     # Both met before, alone (enrolled from their own face and two other utterances each).
     ids = []
-    for name, photo, v in zip(("Anna", "Ben"), photos, voices, strict=True):
+    for name, photo, v in zip(("Anna", "Ben"), photos, voices[:2], strict=True):
         face = models.face.observe(np.asarray(Image.open(photo).convert("RGB")))
         voice = models.voice.observe(np.concatenate(v[:2]))
         ids.append(identifier.enroll(None, face, voice, name=name, condition="met alone"))
 
     gap = np.zeros(int(2.5 * SAMPLE_RATE), np.float32)
-    parts, next_utt = [gap], [2, 2]
+    parts, next_utt = [gap], [2, 2, 2]
     for who, _ in SCRIPT:
         parts += [voices[who][next_utt[who]], gap]
         next_utt[who] += 1
@@ -95,8 +98,10 @@ def test_two_people_taking_turns_get_their_own_facts(tmp_path: Path, shared_data
     def current(uid: str) -> set[str]:
         return {f.text for f in store.list_facts(uid)}
 
-    heard = [(e.fields.get("user"), e.fields.get("text")) for e in agent.timeline.of_type("heard")]
-    assert [u for u, _ in heard] == [ids[who] for who, _ in SCRIPT], heard
+    heard = [(e.fields.get("user"), e.fields.get("text"), e.fields.get("how")) for e in agent.timeline.of_type("heard")]
+    assert [u for u, _, _ in heard] == [ids[who] if who < 2 else None for who, _ in SCRIPT], heard
+    every_fact = [f.text for u in store.list_users() for f in store.list_facts(u.id)]
+    assert not any("Paris" in f for f in every_fact), every_fact
     anna, ben = current(ids[0]), current(ids[1])
     assert any("nurse" in f for f in anna) and any("hiking" in f for f in anna), anna
     assert any("guitar" in f for f in ben) and any("Porto" in f for f in ben) and any("coffee" in f for f in ben), ben

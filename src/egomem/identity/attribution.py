@@ -9,7 +9,10 @@ user turn is also matched by its own voice against the enrolled voice keys.
 The decision is conservative, because a wrong attribution writes one person's facts onto
 another: the turn goes to another enrolled person only when that person's s-normed
 score clears the threshold for the turn's length by `margin` AND the presumed speaker
-(the session's current user) does not clear it at all. Everything else keeps the
+(the session's current user) does not clear it at all. A turn long enough to judge
+(`min_speech_s`) whose voice is clearly not the presumed speaker's (their score under the
+threshold by `margin`) and not clearly anyone else's is an unknown speaker's: it is kept
+out of the presumed speaker's memory rather than guessed onto them. Everything else keeps the
 presumed speaker ("no evidence against them"), as a single-person session always did.
 Unknown voices are not enrolled here: enrolment stays with the poll, which sees the face.
 """
@@ -27,13 +30,18 @@ from egomem.identity.identifier import PersonIdentifier
 class TurnSpeaker:
     user_id: str | None  # who said it; None: nobody is presumed and no enrolled voice matched
     score: float | None  # the winning s-normed voice score (None: no voice evidence)
-    reason: str  # why: "voice" (matched another person), "presumed" (kept), "no speech", ...
+    # why: "voice" (matched another person), "unknown voice" (clearly not the presumed speaker,
+    # not clearly anyone else; user_id None), "presumed" (kept), "no speech", "no voice keys"
+    reason: str
 
 
 class TurnAttributor:
-    def __init__(self, identifier: PersonIdentifier, *, margin: float = 1.0) -> None:
+    def __init__(self, identifier: PersonIdentifier, *, margin: float = 1.0, min_speech_s: float = 1.6) -> None:
         self.identifier = identifier
         self.margin = margin
+        # Under resemblyzer's 1.6 s window a voice is tiled to fill it and scores lower against
+        # its own keys (docs/benchmarks/speaker.md): too weak to say "not this person".
+        self.min_speech_s = min_speech_s
 
     def attribute(self, audio: np.ndarray | None, presumed: str | None) -> TurnSpeaker:
         voice = self.identifier.voice_encoder.observe(audio) if audio is not None and audio.size else None
@@ -45,9 +53,10 @@ class TurnAttributor:
         thr = self.identifier.voice_threshold(voice.speech_s)
         best = matches[0]
         presumed_score = next((m.value for m in matches if m.user_id == presumed), None)
-        if best.user_id == presumed:
-            return TurnSpeaker(presumed, best.value, "presumed")
         presumed_speaks = presumed_score is not None and presumed_score >= thr
-        if best.value >= thr + self.margin and not presumed_speaks:
+        if best.user_id != presumed and best.value >= thr + self.margin and not presumed_speaks:
             return TurnSpeaker(best.user_id, best.value, "voice")
+        clearly_not = presumed_score is not None and presumed_score < thr - self.margin
+        if clearly_not and voice.speech_s >= self.min_speech_s:
+            return TurnSpeaker(None, presumed_score, "unknown voice")
         return TurnSpeaker(presumed, presumed_score, "presumed")

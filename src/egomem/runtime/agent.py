@@ -60,6 +60,9 @@ log = logging.getLogger(__name__)
 
 # A name heard while the speaker is not yet identified waits this many polls for them.
 NAME_WAIT_POLLS = 3
+# The speaker of a turn whose voice is clearly not the current user's and not clearly anyone
+# else's: the turn stays in the timeline but out of everyone's memory (identity/attribution.py).
+UNKNOWN_VOICE = "?unknown-voice"
 
 
 class Trigger(Protocol):
@@ -271,21 +274,26 @@ class EgoMem:
         if text:
             current = self.parts.retrieval.current_user()
             by_voice = self._speaker_by_voice(audio, current, end)
-            speaker = by_voice or current
             with self._log_lock:
                 self._heard.append((start, end, text, by_voice))
-            self.timeline.add(end, "heard", text=text, user=speaker, **({"how": "voice"} if by_voice else {}))
-            if by_voice is not None:  # the voice says who it is: no need to wait for a poll
+            if by_voice == UNKNOWN_VOICE:  # someone unknown beside the user: heard, not remembered
+                self.timeline.add(end, "heard", text=text, user=None, how="unknown voice")
+                self.parts.retrieval.answering(None)
+            elif by_voice is not None:  # the voice says who it is: no need to wait for a poll
+                self.timeline.add(end, "heard", text=text, user=by_voice, how="voice")
                 self.parts.retrieval.heard_speaker(by_voice)
                 self._learn_name_of(by_voice, text, end)
             else:
+                self.timeline.add(end, "heard", text=text, user=current)
                 self.parts.retrieval.answering(None)
                 self._learn_name(text, start, end)
+            speaker = current if by_voice in (None, UNKNOWN_VOICE) else by_voice
             self._speak(self.parts.model.on_user_turn(UserTurn(text, start, end, speaker)), end)
         self.times.dialog += time.perf_counter() - t0
 
     def _speaker_by_voice(self, audio: np.ndarray, current: str | None, t: float) -> str | None:
-        """Another enrolled person than the current user, when the turn's own voice says so."""
+        """Another enrolled person than the current user when the turn's own voice says so,
+        UNKNOWN_VOICE when it is clearly nobody enrolled, else None (the current user's)."""
         if self.parts.attribute is None:
             return None
         try:
@@ -293,6 +301,8 @@ class EgoMem:
         except EgomemError as exc:
             self.timeline.add(t, "warning", text=f"could not attribute the turn: {exc}")
             return None
+        if found.reason == "unknown voice":
+            return UNKNOWN_VOICE
         return found.user_id if found.reason == "voice" and found.user_id != current else None
 
     def _transcribe(self, audio: np.ndarray) -> str:
@@ -515,6 +525,10 @@ class EgoMem:
         by_person: dict[str | None, list[tuple[float, float, str]]] = {}
         for s, e, x, who in heard:
             by_person.setdefault(who or user, []).append((s, e, x))
+        unknown = by_person.pop(UNKNOWN_VOICE, [])
+        if unknown:
+            what = f"{len(unknown)} turn(s) by an unknown voice kept out of memory"
+            self.timeline.add(end, "memory", op="SKIPPED", user=None, text=what)
         speakers = [p for p in by_person if p is not None]
         self.timeline.add(
             end, "session", start=start, end=end, user=user, **({"speakers": speakers} if len(by_person) > 1 else {})
