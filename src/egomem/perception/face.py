@@ -179,6 +179,20 @@ class FaceEncoder:
                 boxes.append(b)
         return sorted(boxes, key=lambda b: -b.area)
 
+    def detect_scored(self, rgb: np.ndarray, upsample: int = 0, threshold: float = 0.0) -> list[tuple[FaceBox, float]]:
+        """Every HOG detection in `rgb` (RGB uint8, used as given: no resizing) with its score, at
+        `upsample` pyramid doublings; `threshold` adjusts dlib's score cut (0 is dlib's own)."""
+        self._ensure_loaded()
+        h, w = rgb.shape[:2]
+        with self._detect_lock:
+            rects, scores, _ = self._detector.run(rgb, upsample, threshold)
+        out = []
+        for r, s in zip(rects, scores, strict=True):
+            b = FaceBox(max(0, r.top()), min(w, r.right()), min(h, r.bottom()), max(0, r.left()))
+            if b.bottom > b.top and b.right > b.left:
+                out.append((b, float(s)))
+        return out
+
     def embed_box(self, rgb: np.ndarray, box: FaceBox) -> np.ndarray:
         """128-d descriptor of the face in `box` (aligned by the 5-point landmarks)."""
         import dlib
