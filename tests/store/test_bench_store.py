@@ -15,6 +15,7 @@ from .conftest import PG_DSN
 
 def test_bench_store_quick(backend: str, tmp_path: Path) -> None:
     extra = {"sizes": "200", "queries": "10", "writes": "10", "dsn": PG_DSN if backend == "postgres" else ""}
+    extra["ef_sweep"] = "40"
     out = tmp_path / "store.json"
     result = run_bench("store", BenchOptions(json_path=out, quick=True, extra=extra))
     m = json.loads(out.read_text())["metrics"]
@@ -24,14 +25,34 @@ def test_bench_store_quick(backend: str, tmp_path: Path) -> None:
         assert 0 < m[f"{b}_200_read_p50_ms"] <= m[f"{b}_200_read_p95_ms"]
         assert m[f"{b}_200_writes_per_s"] > 0
         assert m[f"{b}_200_recall_at_5"] >= 0.9
+        assert 0 < m[f"{b}_200_ident_p50_ms"] <= m[f"{b}_200_ident_p95_ms"]
+        assert m[f"{b}_200_ident_top1_agree"] >= 0.9
     assert m["sqlite_200_recall_at_5"] == 1.0  # exact search
     assert ("postgres" in m["backends"]) == (backend == "postgres")
+    if backend == "postgres":  # identification again at ef_search 40, on the same keys
+        assert m["postgres_200_ef40_ident_p50_ms"] > 0 and m["postgres_200_ef40_ident_top1_agree"] >= 0.9
     assert "users/keys" in render(result)
+
+
+def test_bench_store_keys_from_real_faces(tmp_path: Path) -> None:
+    """keys=faces: keys built from the real descriptors of the test photos (two people), jittered."""
+    data = Path(__file__).resolve().parents[1] / "data" / "faces"
+    extra = {"sizes": "300", "queries": "10", "writes": "5", "dsn": "", "keys": "faces"}
+    run_bench("store", BenchOptions(json_path=tmp_path / "s.json", quick=True, data=data, extra=extra))
+    m = json.loads((tmp_path / "s.json").read_text())["metrics"]
+    assert m["keys"] == "faces" and m["real_people"] == 2 and m["real_descriptors"] == 4
+    assert m["sqlite_300_top1_agree"] == 1.0 == m["sqlite_300_ident_top1_agree"]  # exact on SQLite
 
 
 @pytest.mark.parametrize(
     ("extra", "message"),
-    [({"sizes": "a,b"}, "integers"), ({"sizes": "5"}, "at least"), ({"queries": "0"}, "positive")],
+    [
+        ({"sizes": "a,b"}, "integers"),
+        ({"sizes": "5"}, "at least"),
+        ({"queries": "0"}, "positive"),
+        ({"keys": "uniform"}, "gaussian or faces"),
+        ({"ef_sweep": "40,x"}, "integers"),
+    ],
 )
 def test_bench_store_bad_options(extra: dict[str, str], message: str) -> None:
     with pytest.raises(InputError, match=message):

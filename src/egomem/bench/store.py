@@ -10,11 +10,21 @@ is bulk-loaded with N users, each with one 128-d face key and one fact, then mea
 - write: one transaction creating a user with a key and a fact through the store API
   (history rows included); p50/p95 latency and writes per second, one writer.
 
-The keys are synthetic (a Gaussian per user, queries at noise 0.05 around a stored key),
-not real faces. PostgreSQL runs when a DSN is given (`--set dsn=...`, EGOMEM_STORE__DSN or
-EGOMEM_TEST_PG_DSN); it works in a schema of its own, dropped at the end. Options:
-`--set sizes=10000,100000 queries=100 writes=300 full=1 ef_search=N backends=sqlite,postgres`
-(ef_search: the HNSW candidate list, the driver's default otherwise).
+- identification: the product's face search as each session runs it (`PersonIdentifier.match_face`:
+  the database's HNSW index where the store has native vector search, else the keys loaded into
+  the process); p50/p95 latency, agreement of the best user with exact search, and the time a
+  session takes to start (the in-process index reads every key then).
+
+The keys are synthetic: `--set keys=gaussian` (the default: a Gaussian per user, queries at
+noise 0.05 around a stored key) or `keys=faces`, built from real dlib descriptors of the face
+sets under the data root, jittered (bench/_face_keys.py). PostgreSQL runs when a DSN is given
+(`--set dsn=...`, EGOMEM_STORE__DSN or EGOMEM_TEST_PG_DSN); it works in a schema of its own,
+dropped at the end. Options: `--set sizes=10000,100000 queries=100 writes=300 full=1
+ef_search=N ef_sweep=100,400 backends=sqlite,postgres keys=faces build_mem_mb=2048`
+(ef_search: the HNSW candidate list, the driver's default otherwise; ef_sweep: identification
+measured again on the same PostgreSQL keys at these ef_search values, each on fresh queries,
+as `postgres_N_efE_ident_*`; build_mem_mb: PostgreSQL's maintenance_work_mem for the HNSW
+build, which is much slower once its graph outgrows it).
 """
 
 from __future__ import annotations
@@ -29,9 +39,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import sqlalchemy as sa
 
-from egomem.bench import BenchOptions, BenchResult, register
+from egomem.bench import BenchOptions, BenchResult, data_root, register
+from egomem.config import Config
 from egomem.errors import InputError
+from egomem.identity.identifier import PersonIdentifier
+from egomem.identity.types import FaceObservation
 from egomem.schemas import Fact, Modality, now
 from egomem.store.base import MemoryStore
 from egomem.store.sqlite import SQLiteStore
@@ -53,6 +67,17 @@ def _int_option(options: BenchOptions, key: str, default: int) -> int:
     if value < 1:
         raise InputError(f"--set {key}= must be positive, got {value}")
     return value
+
+
+def _int_list(options: BenchOptions, key: str) -> list[int]:
+    raw = options.extra.get(key, "")
+    try:
+        values = [int(v) for v in raw.split(",") if v.strip()]
+    except ValueError as exc:
+        raise InputError(f"--set {key}= needs comma-separated integers, got {raw!r}") from exc
+    if any(v < 1 for v in values):
+        raise InputError(f"--set {key}= needs positive integers, got {raw!r}")
+    return values
 
 
 def _sizes(options: BenchOptions) -> list[int]:
@@ -80,13 +105,17 @@ def _pct(samples: list[float]) -> tuple[float, float]:
     return float(np.percentile(a, 50)), float(np.percentile(a, 95))
 
 
+# Opens the same database again with another HNSW search breadth (ef_search), as a worker configured so would.
+Reopen = Callable[[int], MemoryStore]
+
+
 @contextlib.contextmanager
-def _open(backend: str, dsn: str, ef_search: int | None) -> Iterator[MemoryStore]:
+def _open(backend: str, dsn: str, ef_search: int | None) -> Iterator[tuple[MemoryStore, Reopen | None]]:
     if backend == "sqlite":
         with tempfile.TemporaryDirectory() as tmp:
             lite = SQLiteStore(Path(tmp) / "bench.db")
             try:
-                yield lite
+                yield lite, None
             finally:
                 lite.close()
         return
@@ -95,7 +124,7 @@ def _open(backend: str, dsn: str, ef_search: int | None) -> Iterator[MemoryStore
     schema = f"bench_{uuid.uuid4().hex[:10]}"
     pg = PostgresStore(dsn, schema=schema, **({} if ef_search is None else {"ef_search": ef_search}))
     try:
-        yield pg
+        yield pg, lambda ef: PostgresStore(dsn, schema=schema, ef_search=ef)
     finally:
         pg.drop_schema()
 
@@ -116,7 +145,7 @@ def _rows(n: int, vectors: np.ndarray) -> dict[str, tuple[list[str], list[tuple[
     }
 
 
-def _bulk_load(store: MemoryStore, n: int, vectors: np.ndarray) -> dict[str, float]:
+def _bulk_load(store: MemoryStore, n: int, vectors: np.ndarray, build_mem_mb: int | None) -> dict[str, float]:
     """Seed N users without the API (no history rows): the API path is what `write` measures."""
     tables = _rows(n, vectors)
     t0 = time.perf_counter()
@@ -127,11 +156,33 @@ def _bulk_load(store: MemoryStore, n: int, vectors: np.ndarray) -> dict[str, flo
             cols = [*cols, "embedding"]
             rows = [(*row, vectors[i]) for i, row in enumerate(rows)]
         store.copy_rows(table, cols, rows)
+    del tables
     load_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     if store.capabilities.vector_index:
+        if build_mem_mb:  # this session only: the bench's own connection
+            store.db.execute(sa.text(f"SET maintenance_work_mem = '{int(build_mem_mb)}MB'"))
         store.create_vector_indexes()
     return {"load_s": load_s, "index_s": time.perf_counter() - t0}
+
+
+def _measure_identify(
+    store: MemoryStore, key_ids: list[int], users: list[str], centres: np.ndarray, queries: list[np.ndarray]
+) -> dict[str, float]:
+    """The session's face search (PersonIdentifier.match_face) against exact search of the same keys."""
+    t0 = time.perf_counter()
+    ident = PersonIdentifier(store, Config())  # in process: reads every key; with native search: nothing
+    m = {"ident_start_s": time.perf_counter() - t0}
+    lat, agree = [], 0
+    for q in queries:
+        t0 = time.perf_counter()
+        got = ident.match_face(FaceObservation(q, (0, 1, 1, 0)))
+        lat.append(time.perf_counter() - t0)
+        want = exact_nearest(key_ids, users, centres, q, 1, "l2")
+        agree += bool(got) and got[0].user_id == want[0].user_id
+    m["ident_p50_ms"], m["ident_p95_ms"] = _pct(lat)
+    m["ident_top1_agree"] = agree / len(queries)
+    return m
 
 
 def _timed(fn: Callable[[], Any], repeats: int) -> list[float]:
@@ -143,15 +194,52 @@ def _timed(fn: Callable[[], Any], repeats: int) -> list[float]:
     return out
 
 
-def _measure(store: MemoryStore, n: int, n_queries: int, n_writes: int, rng: np.random.Generator) -> dict[str, float]:
-    centres = rng.normal(0, 0.2, (n, DIM)).astype(np.float32)
-    m: dict[str, float] = _bulk_load(store, n, centres)
+class _Keys:
+    """How the bench makes keys and queries: Gaussian, or from real face descriptors (jittered)."""
+
+    def __init__(self, kind: str, options: BenchOptions) -> None:
+        if kind not in ("gaussian", "faces"):
+            raise InputError(f"--set keys= is gaussian or faces, got {kind!r}")
+        self.kind = kind
+        self.real: tuple[np.ndarray, list[str]] | None = None
+        if kind == "faces":
+            from egomem.bench._face_keys import real_descriptors
+
+            self.real = real_descriptors(data_root(options))
+
+    def people(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        if self.real is None:
+            return rng.normal(0, 0.2, (n, DIM)).astype(np.float32)
+        from egomem.bench._face_keys import synthetic_people
+
+        return synthetic_people(*self.real, n, rng)
+
+    def query(self, key: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        if self.real is None:
+            return key + rng.normal(0, 0.05, DIM).astype(np.float32)
+        from egomem.bench._face_keys import query_near
+
+        return query_near(key, rng)
+
+
+def _measure(
+    store: MemoryStore,
+    n: int,
+    counts: tuple[int, int],
+    keys: _Keys,
+    rng: np.random.Generator,
+    build_mem_mb: int | None,
+    sweep: tuple[Reopen | None, list[int]] = (None, []),
+) -> dict[str, float]:
+    n_queries, n_writes = counts
+    centres = keys.people(n, rng)
+    m: dict[str, float] = _bulk_load(store, n, centres, build_mem_mb)
     key_ids, _, _ = store.keys.matrix(Modality.FACE, MODEL)
     users = [f"u_{i:016x}" for i in range(n)]  # the bulk load inserted keys in user order
 
     search_s, hits, top1 = [], 0, 0
-    for target in rng.integers(0, n, n_queries):
-        query = centres[target] + rng.normal(0, 0.05, DIM).astype(np.float32)
+    queries = [keys.query(centres[target], rng) for target in rng.integers(0, n, n_queries)]
+    for query in queries:
         t0 = time.perf_counter()
         got = nearest_keys(store, Modality.FACE, query, K)
         search_s.append(time.perf_counter() - t0)
@@ -161,6 +249,18 @@ def _measure(store: MemoryStore, n: int, n_queries: int, n_writes: int, rng: np.
     m["search_p50_ms"], m["search_p95_ms"] = _pct(search_s)
     m["recall_at_5"] = hits / (K * n_queries)
     m["top1_agree"] = top1 / n_queries  # the nearest key is what identification thresholds
+    m.update(_measure_identify(store, key_ids, users, centres, queries))
+    reopen, breadths = sweep
+    for ef in breadths:  # other search breadths, on fresh queries
+        if reopen is None:  # SQLite: exact, nothing to sweep
+            break
+        other = reopen(ef)
+        try:
+            fresh = [keys.query(centres[target], rng) for target in rng.integers(0, n, n_queries)]
+            swept = _measure_identify(other, key_ids, users, centres, fresh)
+        finally:
+            other.close()
+        m.update({f"ef{ef}_{k}": v for k, v in swept.items() if k != "ident_start_s"})
 
     picks = iter(rng.integers(0, n, n_queries))
 
@@ -197,7 +297,17 @@ def run(options: BenchOptions) -> BenchResult:
         backends = [b for b in backends if b in options.extra["backends"].split(",")]
         if not backends:
             raise InputError("--set backends= names none of the available backends (sqlite; postgres with a DSN)")
+    keys = _Keys(options.extra.get("keys", "gaussian"), options)
+    build_mem_mb = _int_option(options, "build_mem_mb", 0) or None
+    ef_sweep = _int_list(options, "ef_sweep")
     metrics: dict[str, Any] = {"sizes": sizes, "queries": n_queries, "writes": n_writes, "backends": backends}
+    metrics["keys"] = keys.kind
+    if keys.real is not None:
+        metrics["real_descriptors"], metrics["real_people"] = len(keys.real[1]), len(set(keys.real[1]))
+    if build_mem_mb:
+        metrics["pg_build_mem_mb"] = build_mem_mb
+    if ef_sweep:
+        metrics["pg_ef_sweep"] = ef_sweep
     if dsn:
         from egomem.store.postgres import DEFAULT_EF_SEARCH
 
@@ -207,19 +317,27 @@ def run(options: BenchOptions) -> BenchResult:
     rows: list[list[Any]] = []
     for n in sizes:
         for backend in backends:
-            with _open(backend, dsn, ef_search) as store:
-                m = _measure(store, n, n_queries, n_writes, np.random.default_rng(n))
+            with _open(backend, dsn, ef_search) as (store, reopen):
+                rng = np.random.default_rng(n)
+                m = _measure(store, n, (n_queries, n_writes), keys, rng, build_mem_mb, (reopen, ef_sweep))
             metrics.update({f"{backend}_{n}_{k}": v for k, v in m.items()})
             cells = ["search_p50_ms", "search_p95_ms", "top1_agree", "recall_at_5", "read_p50_ms", "read_p95_ms"]
+            cells += ["ident_p50_ms", "ident_p95_ms", "ident_top1_agree", "ident_start_s"]
             cells += ["write_p50_ms", "write_p95_ms", "writes_per_s", "load_s", "index_s"]
             rows.append([backend, n, *(m[c] for c in cells)])
     with contextlib.suppress(OSError):
         metrics["load_avg_end"] = os.getloadavg()[0]
     header = ["backend", "users/keys", "search p50 ms", "search p95 ms", "top-1 = exact", "recall@5", "read p50 ms"]
-    header += ["read p95 ms"]
+    header += ["read p95 ms", "identify p50 ms", "identify p95 ms", "identify top-1 = exact", "session start s"]
     header += ["write p50 ms", "write p95 ms", "writes/s", "bulk load s", "HNSW build s"]
     notes = [
-        f"{n_queries} searches and profile reads, {n_writes} API write transactions per cell; synthetic 128-d keys",
+        f"{n_queries} searches, identifications and profile reads, {n_writes} API write transactions per cell;"
+        + (
+            f" keys from {metrics.get('real_descriptors')} real dlib descriptors of {metrics.get('real_people')}"
+            " people, interpolated and jittered"
+            if keys.real is not None
+            else " synthetic Gaussian 128-d keys"
+        ),
         f"1-min load average: {metrics.get('load_avg_start', float('nan')):.2f} at the start,"
         f" {metrics.get('load_avg_end', float('nan')):.2f} at the end (this machine: 2 shared cores)",
     ]

@@ -1,9 +1,12 @@
 """PersonIdentifier: who is in front of the camera and who is speaking.
 
-Built from a FaceEncoder, a VoiceEncoder, one KeyIndex per modality (kept in step
-with the MemoryStore) and the s-norm cohort. `identify` is what the retrieval loop
-calls every poll; `enroll`, `refresh`, `remove_user` and `sync` keep the index and
-the store consistent.
+Built from a FaceEncoder, a VoiceEncoder, one key index per modality and the s-norm
+cohort. `identify` is what the retrieval loop calls every poll. The key index is chosen
+by the store's capabilities (identity/store_index.py): where the database searches
+vectors itself (PostgreSQL + pgvector) every search asks it, so keys enrolled or deleted
+by another worker count on the next poll; elsewhere (SQLite) the keys are held in a
+KeyIndex in the process, which `enroll`, `refresh`, `remove_user` and `sync` keep in
+step with the store.
 
 Decisions:
 - face: best user by L2 distance; a match when distance < config.face.threshold;
@@ -31,8 +34,9 @@ import numpy as np
 from egomem.config import Config
 from egomem.errors import InputError
 from egomem.identity.cohort import load_cohort
-from egomem.identity.index import KeyIndex
-from egomem.identity.snorm import CohortStats, SNorm, snorm
+from egomem.identity.index import KeySearch
+from egomem.identity.snorm import CohortStats, SNorm, snorm, top_n_stats
+from egomem.identity.store_index import key_index
 from egomem.identity.types import FaceObservation, Identification, IdentityStatus, VoiceObservation
 from egomem.perception.face import FACE_DIM, FACE_MODEL, FaceEncoder
 from egomem.perception.voice import VOICE_DIM, VOICE_MODEL, VoiceEncoder
@@ -78,26 +82,29 @@ class PersonIdentifier:
         self.face_encoder = face_encoder or FaceEncoder(self.config.face)
         self.voice_encoder = voice_encoder or VoiceEncoder(self.config.voice)
         self.auto_refresh = auto_refresh  # identify() then calls learn() on each result (writes keys)
-        self.face_index = KeyIndex(FACE_DIM, "l2")
-        self.voice_index = KeyIndex(VOICE_DIM, "cosine")
+        self.face_index: KeySearch = key_index(store, Modality.FACE, FACE_MODEL, FACE_DIM, "l2")
+        self.voice_index: KeySearch = key_index(store, Modality.VOICE, VOICE_MODEL, VOICE_DIM, "cosine")
         self._snorm = SNorm(load_cohort() if cohort is None else cohort, self.config.voice.snorm_top_n)
+        # s-norm statistics of enrolled voice keys, valid while the voice index's version is `_stats_version`.
         self._key_stats: dict[int, CohortStats] = {}
+        self._stats_version: object = None
         self._lock = threading.RLock()
         self._polls: deque[VoiceObservation] = deque(maxlen=max(1, self.config.voice.aggregate_polls))
         self.sync()
 
     # -- index <-> store --------------------------------------------------------------------
     def sync(self) -> None:
-        """Reload every key from the store (users deleted elsewhere drop out of the index)."""
+        """Reload every key from the store into an in-process index (users deleted elsewhere drop out);
+        an index that searches the store has nothing to load and only forgets its caches."""
         with self._lock:
-            self.face_index.clear()
-            self.voice_index.clear()
-            self._load(self.store.list_keys(Modality.FACE), self.store.list_keys(Modality.VOICE))
-
-    def _load(self, face: list[IdentityKey], voice: list[IdentityKey]) -> None:
-        self.face_index.add_many([(k.user_id, int(k.id or 0), k.vector) for k in face if k.model == FACE_MODEL])
-        self.voice_index.add_many([(k.user_id, int(k.id or 0), k.vector) for k in voice if k.model == VOICE_MODEL])
-        self._key_stats.clear()  # the enrolled-users part of the cohort changed
+            for index, modality, model in (
+                (self.face_index, Modality.FACE, FACE_MODEL),
+                (self.voice_index, Modality.VOICE, VOICE_MODEL),
+            ):
+                index.clear()
+                if index.holds_keys:
+                    index.add_many(_items(self.store.list_keys(modality), model))
+            self._key_stats.clear()  # the enrolled-users part of the cohort changed
 
     def remove_user(self, user_id: str) -> None:
         """Drop a (deleted) user's keys from the index; the store is not touched."""
@@ -196,38 +203,39 @@ class PersonIdentifier:
         are taken against the threshold for `speech_s` seconds of speech (the long one when None)."""
         with self._lock:
             idx = self.voice_index
-            if len(idx) == 0:
-                return []
             hits = idx.search(vector, k_users=k_users)
+            if not hits:
+                return []
             if not self.config.voice.snorm:
                 thr = self.config.voice.threshold  # cosine: the short threshold is an s-norm one
                 return [Match(h.user_id, h.value, _logistic((h.value - thr) / 0.05)) for h in hits]
-            vecs, users = idx.vectors()
-            users_arr = np.asarray(users)
-            use_enrolled = len(set(users)) >= self.config.voice.min_enrolled_cohort
-            q_all = vecs @ (np.asarray(vector, np.float32) / (float(np.linalg.norm(vector)) or 1.0))
+            version = idx.version()
+            if version != self._stats_version:  # keys were added or removed: the impostor cohorts changed
+                self._key_stats.clear()
+                self._stats_version = version
+            # Enrolled users' keys join the cohort: only the top_n closest of them can enter top-N statistics.
+            use_enrolled = idx.has_users(self.config.voice.min_enrolled_cohort)
+            top_n = self._snorm.top_n
             q_cohort = self._snorm.cohort_scores(vector)
             thr = self.config.voice.threshold if speech_s is None else self.voice_threshold(speech_s)
             out = []
             for h in hits:
-                others = q_all[users_arr != h.user_id] if use_enrolled else None
-                qs = (
-                    self._snorm.stats(vector, None)
-                    if others is None
-                    else _stats_concat(q_cohort, others, self._snorm.top_n)
-                )
-                ks = self._key_stat(h.key_id, h.user_id, vecs, users_arr, use_enrolled)
+                others = idx.top_values(vector, top_n, h.user_id) if use_enrolled else np.zeros(0, np.float32)
+                qs = top_n_stats(np.concatenate([q_cohort, others.astype(np.float32)]), top_n)
+                ks = self._key_stat(h.key_id, h.user_id, use_enrolled)
+                if ks is None:
+                    continue
                 s = snorm(h.value, qs, ks)
                 out.append(Match(h.user_id, s, _logistic((s - thr) / VOICE_CONF_SCALE)))
             return sorted(out, key=lambda m: -m.value)
 
-    def _key_stat(
-        self, key_id: int, user_id: str, vecs: np.ndarray, users: np.ndarray, use_enrolled: bool
-    ) -> CohortStats:
+    def _key_stat(self, key_id: int, user_id: str, use_enrolled: bool) -> CohortStats | None:
         st = self._key_stats.get(key_id)
         if st is None:
-            row = next(v for k, v in self.voice_index.keys_of(user_id) if k == key_id)
-            extra = vecs[users != user_id] @ row if use_enrolled else None
+            row = next((v for k, v in self.voice_index.keys_of(user_id) if k == key_id), None)
+            if row is None:  # deleted (by another worker) since the search found it
+                return None
+            extra = self.voice_index.top_values(row, self._snorm.top_n, user_id) if use_enrolled else None
             st = self._snorm.stats(row, extra)
             self._key_stats[key_id] = st
         return st
@@ -353,7 +361,5 @@ def _dist(a: np.ndarray, b: np.ndarray, l2: bool) -> float:
     return float(np.linalg.norm(a - b)) if l2 else 1.0 - float(a @ b)
 
 
-def _stats_concat(cohort_scores: np.ndarray, others: np.ndarray, top_n: int) -> CohortStats:
-    from egomem.identity.snorm import top_n_stats
-
-    return top_n_stats(np.concatenate([cohort_scores, others.astype(np.float32)]), top_n)
+def _items(keys: list[IdentityKey], model: str) -> list[tuple[str, int, list[float]]]:
+    return [(k.user_id, int(k.id or 0), k.vector) for k in keys if k.model == model]

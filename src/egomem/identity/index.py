@@ -11,6 +11,9 @@ One index per modality. Face keys (dlib) are compared by L2 distance, voice keys
 best key's value, best first. Exact search is a single matrix product and stays
 under a few ms to ~50k keys; `bench face` measures where HNSW overtakes it
 (`ann_min_keys`). Thread-safe: one lock guards the arrays and the HNSW graph.
+
+`KeySearch` is what the identifier needs from an index of keys; KeyIndex holds the keys
+in the process, `StoreKeyIndex` (store_index.py) asks the database for them instead.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import contextlib
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal, Protocol
 
 import numpy as np
 
@@ -51,7 +54,62 @@ class Hit:
     value: float  # L2 distance (lower is closer) or cosine similarity (higher is closer)
 
 
+def prep_vector(v: Any, dim: int, metric: Metric) -> np.ndarray:
+    """The vector as float32 (unit length for cosine), or InputError for a wrong size, NaN or zero."""
+    a = np.asarray(v, dtype=np.float32).reshape(-1)
+    if a.size != dim:
+        raise InputError(f"vector has dimension {a.size}, index expects {dim}")
+    if not np.all(np.isfinite(a)):
+        raise InputError("vector contains NaN or infinite values")
+    if metric == "cosine":
+        n = float(np.linalg.norm(a))
+        if n == 0:
+            raise InputError("zero vector cannot be compared by cosine")
+        a = a / n
+    return a
+
+
+def closest_first(values: np.ndarray, metric: Metric) -> np.ndarray:
+    """Sort keys for `values`: ascending order is closest first (L2 small, cosine large)."""
+    return -values if metric == "cosine" else values
+
+
+class KeySearch(Protocol):
+    """The identity keys of one modality, as the identifier searches them."""
+
+    # True: the index holds the keys itself and is filled from the store (sync); False: it reads the store.
+    holds_keys: ClassVar[bool]
+    dim: int
+    metric: Metric
+
+    def __len__(self) -> int: ...
+    @property
+    def user_ids(self) -> set[str]: ...
+    def prep(self, v: Any) -> np.ndarray: ...
+    def search(self, query: Any, k_users: int = 5) -> list[Hit]: ...
+    def keys_of(self, user_id: str) -> list[tuple[int, np.ndarray]]: ...
+    def top_values(self, query: Any, n: int, exclude_user: str | None = None) -> np.ndarray:
+        """The query's `n` closest values against the keys of every user but `exclude_user`, closest first."""
+        ...
+
+    def has_users(self, n: int) -> bool:
+        """At least `n` distinct users have keys."""
+        ...
+
+    def version(self) -> object:
+        """Changes whenever keys are added (or, in process, removed): what caches of derived statistics check."""
+        ...
+
+    def add(self, user_id: str, key_id: int, vector: Any) -> None: ...
+    def add_many(self, items: list[tuple[str, int, Any]]) -> None: ...
+    def remove_keys(self, key_ids: set[int]) -> int: ...
+    def remove_user(self, user_id: str) -> int: ...
+    def clear(self) -> None: ...
+
+
 class KeyIndex:
+    holds_keys: ClassVar[bool] = True
+
     def __init__(self, dim: int, metric: Metric, *, ann_min_keys: int = ANN_MIN_KEYS) -> None:
         self.dim = dim
         self.metric = metric
@@ -62,6 +120,8 @@ class KeyIndex:
         self._users: list[str] = []
         self._ann: Any = None  # hnswlib.Index labelled by key id; built when first needed
         self._pos: dict[int, int] = {}  # key id -> row, for mapping ANN labels back
+        self._version = 0  # bumped by every change
+        self._users_arr: np.ndarray | None = None  # self._users as an array, for masks (rebuilt after changes)
 
     def __len__(self) -> int:
         return len(self._key_ids)
@@ -83,19 +143,19 @@ class KeyIndex:
         with self._lock:
             return self._vectors.copy(), list(self._users)
 
+    def has_users(self, n: int) -> bool:
+        with self._lock:
+            return len(set(self._users)) >= n
+
+    def version(self) -> object:
+        return self._version
+
+    def _changed(self) -> None:
+        self._version += 1
+        self._users_arr = None
+
     def prep(self, v: Any) -> np.ndarray:
-        """The vector as float32 (unit length for cosine), or InputError for a wrong size, NaN or zero."""
-        a = np.asarray(v, dtype=np.float32).reshape(-1)
-        if a.size != self.dim:
-            raise InputError(f"vector has dimension {a.size}, index expects {self.dim}")
-        if not np.all(np.isfinite(a)):
-            raise InputError("vector contains NaN or infinite values")
-        if self.metric == "cosine":
-            n = float(np.linalg.norm(a))
-            if n == 0:
-                raise InputError("zero vector cannot be compared by cosine")
-            a = a / n
-        return a
+        return prep_vector(v, self.dim, self.metric)
 
     def add(self, user_id: str, key_id: int, vector: Any) -> None:
         self.add_many([(user_id, key_id, vector)])
@@ -109,6 +169,7 @@ class KeyIndex:
             self._key_ids += [int(k) for _, k, _ in items]
             self._users += [u for u, _, _ in items]
             self._pos = {k: i for i, k in enumerate(self._key_ids)}
+            self._changed()
             if self._ann is not None:
                 need = self._ann.get_current_count() + len(items)
                 if need > self._ann.get_max_elements():
@@ -124,6 +185,7 @@ class KeyIndex:
                 self._key_ids = [self._key_ids[i] for i in keep]
                 self._users = [self._users[i] for i in keep]
                 self._pos = {k: i for i, k in enumerate(self._key_ids)}
+                self._changed()
                 if self._ann is not None:
                     for k in key_ids:
                         with contextlib.suppress(RuntimeError):  # not in the graph
@@ -140,12 +202,26 @@ class KeyIndex:
             self._key_ids, self._users = [], []
             self._pos = {}
             self._ann = None
+            self._changed()
 
     def raw_values(self, query: Any) -> np.ndarray:
         """The query's value against every key, in index order (exact)."""
         q = self.prep(query)
         with self._lock, single_thread_blas():
             return self._values(self._vectors, q)
+
+    def top_values(self, query: Any, n: int, exclude_user: str | None = None) -> np.ndarray:
+        """Exact: the `n` closest values over every key of the other users."""
+        q = self.prep(query)
+        with self._lock, single_thread_blas():
+            vals = self._values(self._vectors, q)
+            if exclude_user is not None:
+                if self._users_arr is None:
+                    self._users_arr = np.asarray(self._users, dtype=object)
+                vals = vals[self._users_arr != exclude_user]
+        if vals.size > n:
+            vals = vals[np.argpartition(closest_first(vals, self.metric), n - 1)[:n]]
+        return vals[np.argsort(closest_first(vals, self.metric), kind="stable")]
 
     def _values(self, vecs: np.ndarray, q: np.ndarray) -> np.ndarray:
         if self.metric == "cosine":
@@ -165,7 +241,7 @@ class KeyIndex:
                 with single_thread_blas():
                     all_vals = self._values(self._vectors, q)
                 m = min(n, max(8 * k_users, 64))
-                key = -all_vals if self.metric == "cosine" else all_vals
+                key = closest_first(all_vals, self.metric)
                 idx = np.argpartition(key, m - 1)[:m] if n > m else np.arange(n)
                 idx = idx[np.argsort(key[idx])]
                 vals = all_vals[idx]

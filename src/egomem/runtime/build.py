@@ -72,6 +72,13 @@ class Models:
 
         return VoiceEncoder(self.config.voice)
 
+    @cached_property
+    def voice_cohort(self) -> Any:
+        """The s-norm impostor cohort (read-only): read once, not per session."""
+        from egomem.identity.cohort import load_cohort
+
+        return load_cohort()
+
 
 class _Enroller:
     """A person seen/heard steadily but matched by nobody becomes a provisional user with
@@ -101,7 +108,9 @@ def build_agent(
     from egomem.identity.attribution import TurnAttributor
     from egomem.identity.identifier import PersonIdentifier
 
-    identifier = PersonIdentifier(store, config, face_encoder=models.face, voice_encoder=models.voice)
+    identifier = PersonIdentifier(
+        store, config, face_encoder=models.face, voice_encoder=models.voice, cohort=models.voice_cohort
+    )
     retrieval = RetrievalProcess(
         store, identifier, enroller=_Enroller(identifier), config=config.retrieval, encoder=models.text
     )

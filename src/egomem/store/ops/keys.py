@@ -57,6 +57,15 @@ _STORED_DIM = (
 )
 
 
+# The newest key's id, what identity caches check for new keys: spelled ORDER BY ... LIMIT 1, one backward
+# probe of the primary key, because PostgreSQL planned max(id) as a scan of all 1M keys (10 s) while the
+# table had no statistics yet (measured after a bulk load, before ANALYZE).
+_NEWEST = sa.select(identity_keys.c.id.label("newest")).order_by(identity_keys.c.id.desc()).limit(1)
+_OF_ENCODER = sa.and_(
+    identity_keys.c.modality == sa.bindparam("modality"), identity_keys.c.model == sa.bindparam("model")
+)
+
+
 _INSERT = sa.insert(identity_keys).returning(identity_keys.c.id)
 _MATRIX = (
     sa.select(identity_keys.c.id, identity_keys.c.user_id, identity_keys.c.vector)
@@ -135,6 +144,21 @@ class KeyOps:
             self.db.execute(sa.delete(identity_keys).where(identity_keys.c.id == key_id))
             before = {"modality": row["modality"], "model": row["model"]}
             self.log.write(Op.DELETE, "key", str(key_id), row["user_id"], before, None, cause)
+
+    def newest_id(self) -> int:
+        """The largest key id (0 without keys): it grows whenever a key is added, on any worker."""
+        row = self.db.first(_NEWEST)
+        return int(row["newest"]) if row else 0
+
+    def count(self, modality: Modality, model: str) -> int:
+        query = sa.select(sa.func.count().label("n")).select_from(identity_keys).where(_OF_ENCODER)
+        row = self.db.first(query, {"modality": modality.value, "model": model})
+        return int(row["n"]) if row else 0
+
+    def user_ids(self, modality: Modality, model: str, limit: int | None = None) -> list[str]:
+        """Distinct users with keys of one encoder (at most `limit`: "are there n users" stops at n)."""
+        query = sa.select(identity_keys.c.user_id).where(_OF_ENCODER).distinct().limit(limit)
+        return [str(r[0]) for r in self.db.fetch_tuples(query, {"modality": modality.value, "model": model})]
 
     def matrix(self, modality: Modality, model: str) -> tuple[list[int], list[str], np.ndarray]:
         """(key ids, user ids, (n, dim) float32 matrix) of one encoder's keys, in id order.
