@@ -83,6 +83,9 @@ class Fact(_Model):
     importance: float = Field(default=0.5, ge=0.0, le=1.0)
     use_count: int = 0
     last_used: float | None = None
+    # Evidence weight (M3-Agent's edge weight): 1 when learnt, +1 per later episode that
+    # confirms it, -1 for the one that contradicts it; the episodes are in `Evidence`.
+    support: int = 1
 
     @property
     def is_current(self) -> bool:
@@ -101,6 +104,20 @@ class Relation(_Model):
     created_at: float = Field(default_factory=now)
     valid_from: float = Field(default_factory=now)
     valid_to: float | None = None
+    support: int = 1  # as Fact.support
+
+
+class Evidence(_Model):
+    """One episode's word on a fact or a relation: +1 it said so (the item's origin, or a
+    confirmation), -1 it contradicted it. An item's support is the sum of its signs."""
+
+    id: int | None = None
+    fact_id: str | None = None
+    relation_id: str | None = None
+    episode_id: str | None = None  # None: not from an episode (an API edit) or the episode was purged
+    sign: int = Field(default=1, ge=-1, le=1)
+    at: float = Field(default_factory=now)
+    source_text: str | None = None
 
 
 class Episode(_Model):

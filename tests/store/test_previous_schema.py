@@ -1,5 +1,7 @@
-"""Databases made by the previous store code (SQL migration files, regex-translated for PostgreSQL)
-open with everything in them, and a fresh database gets the same schema from the Alembic migration."""
+"""Databases made by the previous store code (schema 1: SQL migration files, regex-translated for
+PostgreSQL) open with everything in them, upgraded to the newest schema (2: evidence weights, the
+existing items' origin episodes copied into `evidence`), and a fresh database gets the same schema
+as an upgraded one."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import numpy as np
 import pytest
 
 from egomem.schemas import Modality, Op
+from egomem.store.migrations import NEWEST
 from egomem.store.sqlite import SQLiteStore
 
 from .conftest import PG_DSN
@@ -52,7 +55,7 @@ def _check_everything_is_there(store: SQLiteStore | object) -> None:
     from egomem.store.base import MemoryStore
 
     assert isinstance(store, MemoryStore)
-    assert store.schema_version() == 1
+    assert store.schema_version() == NEWEST == 2
     emily = store.get_user("u_emily")
     assert (emily.name, emily.placeholder, emily.last_seen) == ("Emily", False, 20.0)
     assert store.get_user("u_john").placeholder is True
@@ -61,18 +64,30 @@ def _check_everything_is_there(store: SQLiteStore | object) -> None:
     np.testing.assert_array_equal(np.asarray(key.vector, np.float32), FACE)
     [fact] = store.list_facts("u_emily")
     assert (fact.text, fact.source_episode, fact.importance, fact.use_count) == ("is a nurse", "e_1", 0.7, 2)
+    # Schema 2: support 1, and the origin episode as the first evidence row.
+    [origin] = store.fact_evidence("f_1")
+    assert (fact.support, origin.episode_id, origin.sign, origin.at, origin.source_text) == (
+        1,
+        "e_1",
+        1,
+        14.0,
+        "I am a nurse",
+    )
     [edge] = store.list_relations("u_john")
-    assert (edge.subject_id, edge.relation) == ("u_emily", "colleague")
+    assert (edge.subject_id, edge.relation, edge.support) == ("u_emily", "colleague", 1)
+    assert [(e.episode_id, e.sign) for e in store.relation_evidence("r_1")] == [("e_1", 1)]
     [episode] = store.list_episodes("u_emily")
     assert (episode.summary, episode.participants) == ("greeting", ["u_emily"])
     [entry] = store.history("u_emily")
     assert entry.op == Op.ADD and entry.after == {"text": "is a nurse"}
+    # ... and the upgraded rows take new evidence.
+    assert store.confirm_fact("f_1", episode_id="e_1", at=18.0, cause="test").support == 2
     assert [m.user_id for m in store.nearest_keys(Modality.FACE, FACE + 0.01, 1)] == ["u_emily"]
     # ... and it takes new memory on top.
     store.add_key("u_john", Modality.FACE, -FACE, "dlib_resnet_v1")
     assert [m.user_id for m in store.nearest_keys(Modality.FACE, -FACE, 1)] == ["u_john"]
     report = store.delete_user("u_emily")
-    assert report.removed["facts"] == 1 and report.removed["episodes"] == 1
+    assert report.removed["facts"] == 1 and report.removed["episodes"] == 1 and report.removed["evidence"] == 3
 
 
 def test_sqlite_store_from_the_previous_schema_opens_with_its_data(tmp_path: Path) -> None:
@@ -103,11 +118,14 @@ def _sqlite_schema(path: Path) -> dict[str, object]:
     return out
 
 
-def test_fresh_sqlite_schema_equals_the_previous_one(tmp_path: Path) -> None:
+def test_fresh_sqlite_schema_equals_the_upgraded_previous_one(tmp_path: Path) -> None:
     old = tmp_path / "old.db"
     conn = sqlite3.connect(old)
     conn.executescript((DATA / "0001_initial.sql").read_text())
+    conn.execute("PRAGMA user_version = 1")
+    conn.commit()
     conn.close()
+    SQLiteStore(old).close()  # upgrades 1 -> NEWEST
     SQLiteStore(tmp_path / "new.db").close()
     old_schema, new_schema = _sqlite_schema(old), _sqlite_schema(tmp_path / "new.db")
     assert old_schema.keys() == new_schema.keys()
@@ -190,12 +208,12 @@ def _pg_schema(schema: str) -> dict[str, object]:
 
 @needs_pg[0]
 @needs_pg[1]
-def test_fresh_postgres_schema_equals_the_previous_one(old_pg_schema: str) -> None:
+def test_fresh_postgres_schema_equals_the_upgraded_previous_one(old_pg_schema: str) -> None:
     from egomem.store.postgres import PostgresStore
 
     fresh = PostgresStore(PG_DSN, schema=f"t_{uuid.uuid4().hex[:12]}")
     try:
-        PostgresStore(PG_DSN, schema=old_pg_schema).close()  # opening adds nothing to a complete schema
+        PostgresStore(PG_DSN, schema=old_pg_schema).close()  # opening upgrades schema 1 -> NEWEST
         assert fresh.schema is not None
         old, new = _pg_schema(old_pg_schema), _pg_schema(fresh.schema)
         for part in old:

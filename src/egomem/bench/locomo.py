@@ -85,6 +85,9 @@ class Conversation:
     turns: list[Turn]
     speakers: list[str]
     questions: list[tuple[str, int, list[str]]] = field(default_factory=list)  # question, category, evidence
+    answers: list[str] = field(default_factory=list)  # the gold answer of each question (same order)
+    observations: list[tuple[str, str, str]] = field(default_factory=list)  # speaker, fact, dia_id
+    summaries: dict[int, str] = field(default_factory=dict)  # session number -> LoCoMo's session summary
 
 
 def load_locomo(path: Path) -> tuple[list[Conversation], dict[str, int]]:
@@ -129,15 +132,39 @@ def load_locomo(path: Path) -> tuple[list[Conversation], dict[str, int]]:
                 counts["questions_without_evidence"] += 1
                 continue
             c.questions.append((str(qa["question"]), int(qa["category"]), ev))
+            c.answers.append(str(qa.get("answer", "")))
+        c.observations, c.summaries = _observations(item), _summaries(item)
         convs.append(c)
     return convs, counts
+
+
+def _observations(item: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """LoCoMo's generated per-session facts `(speaker, fact, dia_id)`; odd entries are skipped."""
+    out: list[tuple[str, str, str]] = []
+    for sess in (item.get("observation") or {}).values():
+        for speaker, facts in sess.items() if isinstance(sess, dict) else ():
+            for f in facts if isinstance(facts, list) else ():
+                if isinstance(f, list) and len(f) == 2 and isinstance(f[0], str) and isinstance(f[1], str):
+                    out.append((str(speaker), f[0], f[1]))
+    return out
+
+
+def _summaries(item: dict[str, Any]) -> dict[int, str]:
+    out: dict[int, str] = {}
+    for key, text in (item.get("session_summary") or {}).items():
+        m = re.fullmatch(r"session_(\d+)_summary", str(key))
+        if m and isinstance(text, str):
+            out[int(m.group(1))] = text
+    return out
 
 
 def _truncate(conv: Conversation, max_turns: int) -> Conversation:
     turns = conv.turns[:max_turns]
     kept = {t.dia_id for t in turns}
-    qs = [q for q in conv.questions if all(e in kept for e in q[2])]
-    return Conversation(conv.sample_id, turns, conv.speakers, qs)
+    keep = [i for i, q in enumerate(conv.questions) if all(e in kept for e in q[2])]
+    answers = [conv.answers[i] for i in keep] if len(conv.answers) == len(conv.questions) else []
+    questions = [conv.questions[i] for i in keep]
+    return Conversation(conv.sample_id, turns, conv.speakers, questions, answers, conv.observations, conv.summaries)
 
 
 def session_time(date: str) -> float:

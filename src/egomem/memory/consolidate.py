@@ -81,7 +81,14 @@ def _merge_duplicates(store: MemoryStore, user_id: str, encoder: Encoder, config
                 last_used=max((f.last_used for f in group if f.last_used is not None), default=None),
             )
             texts = "; ".join(f.text for f in group[1:])
-            store.supersede_fact(keep.id, survivor, at=now, cause=f"consolidate: merged duplicates ({texts})")
+            # The survivor holds the group's evidence: its support is the sum of theirs.
+            store.supersede_fact(
+                keep.id,
+                survivor,
+                at=now,
+                cause=f"consolidate: merged duplicates ({texts})",
+                evidence_from=[f.id for f in group],
+            )
             for j in dups:
                 cos = float(sims[i, j])
                 store.close_fact(

@@ -5,6 +5,11 @@ the user, keys, facts, relations and the episode are then written in one transac
 A session that cannot be processed (nothing said, backend down, invalid answer) is
 recorded as an episode with status `failed:<reason>` and its transcripts, so it can be
 retried with `retry`, and memory is not touched.
+
+A conversation of several people (a written transcript, a diarized recording) is stored
+as one episode holding every speaker's turns, then `process(..., keep_episode=True)` runs
+once per speaker on that speaker's turns: the episode is kept as stored, and what each
+speaker said becomes their memory, linked to it (runtime/conversation_memory.py).
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from egomem.encoders import DLIB_FACE, RESEMBLYZER_VOICE
-from egomem.errors import NotFoundError
+from egomem.errors import InputError, NotFoundError
 from egomem.identity.types import Identification, IdentityStatus
 from egomem.llm.base import LLMError, LLMProvider
 from egomem.memory.config import MemoryConfig
@@ -68,25 +73,34 @@ class MemoryManager:
             (MemoryExtractor(fallback), MemoryUpdater(store, fallback, encoder, self.config)) if fallback else None
         )
 
-    def process(self, session: SessionText, identification: Identification | None = None) -> SessionOutcome:
+    def process(
+        self, session: SessionText, identification: Identification | None = None, *, keep_episode: bool = False
+    ) -> SessionOutcome:
+        """Memory from one session. With `keep_episode`, the episode `session.episode_id` is
+        already stored with all its turns (a conversation of several people; NotFoundError if
+        not): it is left as it is, and a session that cannot be processed changes nothing."""
         known = identification.user_id if identification and identification.status == IdentityStatus.KNOWN else None
+        if keep_episode:
+            self.store.get_episode(session.episode_id)
+            if known is None:
+                raise InputError("keep_episode needs the speaker identified (a known user)")
         if not session.user_turns():
-            return self._failed(session, known, "empty session")
+            return self._failed(session, known, "empty session", keep_episode=keep_episode)
         session = self._truecased(session)
         status = "done"
         try:
             extracted, user_id, plan = self._decide(self.extractor, self.updater, session, known, identification)
         except LLMError as exc:
             if self._fallback is None:
-                return self._failed(session, known, exc.reason, exc.detail)
+                return self._failed(session, known, exc.reason, exc.detail, keep_episode=keep_episode)
             log.warning("session %s: %s; falling back to %s", session.episode_id, exc, self._fallback[0].provider.name)
             status = f"done:fallback({exc.reason})"
             try:
                 extracted, user_id, plan = self._decide(*self._fallback, session, known, identification)
             except LLMError as exc2:
-                return self._failed(session, known, exc2.reason, exc2.detail)
+                return self._failed(session, known, exc2.reason, exc2.detail, keep_episode=keep_episode)
         with self.store.transaction():
-            return self._write(session, identification, user_id, extracted, plan, status)
+            return self._write(session, identification, user_id, extracted, plan, status, keep_episode=keep_episode)
 
     def extract(self, session: SessionText) -> tuple[ExtractResult, str]:
         """What `process` would extract from a session, with the same fallback, writing nothing:
@@ -150,6 +164,8 @@ class MemoryManager:
         extracted: ExtractResult,
         plan: UpdatePlan,
         status: str = "done",
+        *,
+        keep_episode: bool = False,
     ) -> SessionOutcome:
         cause = f"session {session.episode_id}"
         notes = [f"dropped '{it.text}': {why}" for it, why in extracted.dropped]
@@ -167,7 +183,9 @@ class MemoryManager:
         episode = self._episode(session, [user_id], status, summary)
         # What the checks refused is logged with the episode, so a reader sees why.
         ep_cause = "; ".join([cause, *notes[:10]])[:1000]
-        if self._exists(session.episode_id):
+        if keep_episode:
+            pass  # stored with every speaker's turns by the caller; this speaker's memory links to it
+        elif self._exists(session.episode_id):
             self.store.update_episode(episode, cause=ep_cause)
         else:
             self.store.add_episode(episode, cause=ep_cause)
@@ -207,7 +225,11 @@ class MemoryManager:
             status=status,
         )
 
-    def _failed(self, session: SessionText, user_id: str | None, reason: str, detail: str = "") -> SessionOutcome:
+    def _failed(
+        self, session: SessionText, user_id: str | None, reason: str, detail: str = "", *, keep_episode: bool = False
+    ) -> SessionOutcome:
+        if keep_episode:  # the stored conversation stays as it is; nothing of this speaker is written
+            return SessionOutcome(session.episode_id, False, user_id, reason, notes=[detail] if detail else [])
         episode = self._episode(session, [user_id] if user_id else [], f"failed:{reason}")
         cause = f"session {session.episode_id}: failed: {reason}"
         if self._exists(session.episode_id):

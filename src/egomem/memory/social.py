@@ -41,7 +41,7 @@ def link_relation(
     never creates a person."""
     word = item.relation.lower().strip()
     if item.retract:
-        _end_relation(store, user_id, item, word, at=at, cause=cause)
+        _end_relation(store, user_id, item, word, episode_id=episode_id, at=at, cause=cause)
         return None
     other = resolve_person(store, user_id, item.person, cause=cause)
     subject, obj = (user_id, other.id) if item.user_is_subject else (other.id, user_id)
@@ -49,21 +49,43 @@ def link_relation(
         if {r.subject_id, r.object_id} != {subject, obj}:
             continue
         if r.relation == word and r.subject_id == subject:
-            store.log_noop("relation", r.id, user_id, {"item": item.text}, f"{cause}: relation already known")
+            # Said again in a later episode: repeated evidence strengthens the edge (once per episode).
+            if episode_id not in {e.episode_id for e in store.relation_evidence(r.id)}:
+                store.confirm_relation(
+                    r.id,
+                    episode_id=episode_id,
+                    at=at,
+                    source_text=item.source_text,
+                    cause=f"{cause}: relation confirmed",
+                )
+            else:
+                store.log_noop("relation", r.id, user_id, {"item": item.text}, f"{cause}: relation already known")
             return None
         if word in _EXCLUSIVE_GROUP and r.relation in _EXCLUSIVE_GROUP:
-            store.close_relation(r.id, at=at, cause=f"{cause}: now {word}, no longer {r.relation}")
+            store.close_relation(
+                r.id,
+                at=at,
+                cause=f"{cause}: now {word}, no longer {r.relation}",
+                contradicted=True,
+                episode_id=episode_id,
+                source_text=item.source_text,
+            )
     rel = Relation(subject_id=subject, relation=word, object_id=obj, source_episode=episode_id, valid_from=at)
     return store.add_relation(rel, cause=f"{cause}: {item.source_text[:200]}")
 
 
-def _end_relation(store: MemoryStore, user_id: str, item: ExtractedItem, word: str, *, at: float, cause: str) -> None:
+def _end_relation(
+    store: MemoryStore, user_id: str, item: ExtractedItem, word: str, *, episode_id: str, at: float, cause: str
+) -> None:
     names = {u.id for u in store.find_users_by_name(item.person)}
     for r in store.list_relations(user_id):
         other = r.object_id if r.subject_id == user_id else r.subject_id
         named = other in names or (r.object_name or "").lower() == item.person.lower()
         if named and r.relation == word:
-            store.close_relation(r.id, at=at, cause=f"{cause}: no longer {word}: {item.source_text[:200]}")
+            why = f"{cause}: no longer {word}: {item.source_text[:200]}"
+            store.close_relation(
+                r.id, at=at, cause=why, contradicted=True, episode_id=episode_id, source_text=item.source_text
+            )
             return
     store.log_noop("relation", f"item:{item.person}", user_id, {"item": item.text}, f"{cause}: ending of nothing known")
 

@@ -6,6 +6,8 @@ created) and S its stability. MemoryBank adds 1 to S on every recall; here S gro
 with each use and with the item's importance, so a used or important memory fades
 slower. Retrieval ranks with `strength` and reinforces what it returned with
 `store.mark_facts_used(ids, at)` (use_count + 1, last_used = at), which resets t.
+Repeated evidence counts like a recall: each later episode that confirmed the fact
+(`support` - 1, see store/ops/facts.py) adds to S as a use does.
 """
 
 from __future__ import annotations
@@ -17,9 +19,14 @@ from egomem.schemas import Fact
 DAY_S = 86_400.0
 
 
+def confirmations(fact: Fact) -> int:
+    """Later episodes that said the fact again (its support beyond the first evidence)."""
+    return max(fact.support - 1, 0)
+
+
 def stability_days(fact: Fact, base_days: float = 7.0) -> float:
-    """Days for retention to fall to 1/e: base x (1 + uses) x (0.5 + importance)."""
-    return base_days * (1.0 + max(fact.use_count, 0)) * (0.5 + fact.importance)
+    """Days for retention to fall to 1/e: base x (1 + uses + confirmations) x (0.5 + importance)."""
+    return base_days * (1.0 + max(fact.use_count, 0) + confirmations(fact)) * (0.5 + fact.importance)
 
 
 def strength(fact: Fact, now: float, *, base_days: float = 7.0) -> float:

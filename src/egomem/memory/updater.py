@@ -4,6 +4,10 @@ Deciding (`plan`) reads the store and may call a slow model, so it runs outside 
 write transaction; applying (`apply`) validates the whole plan first and then writes it
 in one transaction, so a bad plan or a crash leaves memory as it was. Every decision,
 NOOP included, lands in the operation history with its reason.
+
+Evidence weights (M3-Agent's +1 / -1): a NOOP that names a current fact (the item says it
+again) confirms it, support + 1 with this episode linked (once per fact per session); an
+UPDATE or a DELETE is a contradiction, -1 on the old fact, which is closed as before.
 """
 
 from __future__ import annotations
@@ -86,6 +90,7 @@ class MemoryUpdater:
         fact_items = [it for it in items if it.kind in _KIND]
         done = Applied()
         closed: set[str] = set()
+        confirmed: set[str] = set()
         for d in plan.decisions:
             item = fact_items[d.index]
             text = (d.text or item.text).strip()
@@ -105,18 +110,34 @@ class MemoryUpdater:
                 self.store.add_fact(new, cause=why)
                 done.ops.append(("ADD", new.id, text))
             elif d.op == "UPDATE" and d.target:
-                self.store.supersede_fact(d.target, new, at=at, cause=why)
+                self.store.supersede_fact(d.target, new, at=at, cause=why, contradicted=True)
                 closed.add(d.target)
                 done.ops.append(("UPDATE", new.id, text))
             elif d.op == "DELETE" and d.target:
-                self.store.close_fact(d.target, at=at, cause=why)
+                self.store.close_fact(
+                    d.target, at=at, cause=why, contradicted=True, episode_id=episode_id, source_text=item.source_text
+                )
                 closed.add(d.target)
                 done.ops.append(("DELETE", d.target, item.text))
+            elif d.op == "NOOP" and self._confirms(d, item, episode_id, closed | confirmed):
+                # The item says a current fact again in a new episode: repeated evidence strengthens it.
+                assert d.target is not None
+                self.store.confirm_fact(
+                    d.target, episode_id=episode_id, at=at, source_text=item.source_text, cause=f"{why}: confirmed"
+                )
+                confirmed.add(d.target)
+                done.ops.append(("NOOP", d.target, item.text))
             else:
                 detail = {"item": item.text, "source_text": item.source_text, "episode": episode_id}
                 self.store.log_noop("fact", d.target or f"item:{d.index}", user_id, detail, why)
                 done.ops.append(("NOOP", d.target or "", item.text))
         return done
+
+    def _confirms(self, d: Decision, item: ExtractedItem, episode_id: str, skip: set[str]) -> bool:
+        """Whether a NOOP is a confirmation: it names a current fact this episode has not supported yet."""
+        if not d.target or d.target in skip or item.retract:
+            return False
+        return episode_id not in {e.episode_id for e in self.store.fact_evidence(d.target)}
 
 
 def _checked(plan: UpdatePlan, inp: UpdateInput, fact_ids: set[str]) -> UpdatePlan:

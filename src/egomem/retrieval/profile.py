@@ -33,11 +33,19 @@ RELATIONS_TITLE = "People they know"
 
 
 def default_fact_score(fact: Fact, at: float) -> float:
-    """Confidence and importance first, then recency (30-day half-life) and use."""
+    """Confidence and importance first, then recency (30-day half-life), use, and repeated
+    evidence (episodes that confirmed it: support - 1)."""
     last = max(fact.valid_from, fact.last_used or 0.0)
     recency = math.exp(-max(at - last, 0.0) * math.log(2) / RECENCY_HALF_LIFE_S)
     use = math.log1p(fact.use_count) / math.log1p(20)
-    return 0.35 * fact.confidence + 0.3 * fact.importance + 0.25 * recency + 0.1 * min(use, 1.0)
+    confirmed = math.log1p(max(fact.support - 1, 0)) / math.log1p(10)
+    return (
+        0.35 * fact.confidence
+        + 0.3 * fact.importance
+        + 0.25 * recency
+        + 0.1 * min(use, 1.0)
+        + 0.1 * min(confirmed, 1.0)
+    )
 
 
 def relation_line(rel: Relation, user_id: str, name_of: Callable[[str | None, str | None], str]) -> str:
@@ -130,8 +138,10 @@ class ProfileRenderer:
         for rank, f in enumerate(summaries[: self.max_summaries]):
             s = self.scorer(f, at)
             items.append(_Item(SECTION_TITLES[FactKind.SUMMARY], s, " ".join(f.text.split()), float(rank)))
-        # Relations are few and let the model connect names: rank them above any fact.
-        for rank, rel in enumerate(self.store.list_relations(user_id)):
+        # Relations are few and let the model connect names: rank them above any fact; among
+        # them, the better supported first (when the budget cuts, the weakest edges go).
+        edges = sorted(self.store.list_relations(user_id), key=lambda r: -r.support)
+        for rank, rel in enumerate(edges):
             line = relation_line(rel, user_id, self._name_of)
             items.append(_Item(RELATIONS_TITLE, 2.0, " ".join(line.split()), float(rank)))
         return items

@@ -15,9 +15,11 @@ from egomem.config import Config
 from egomem.dialog.base import DuplexModel
 from egomem.dialog.speech import Synthesizer
 from egomem.identity.types import Identification
+from egomem.llm.base import LLMProvider
 from egomem.memory.manager import MemoryManager
 from egomem.memory.rules_provider import RulesProvider
 from egomem.memory.trigger.metrics import sessions
+from egomem.memory.updater import Encoder
 from egomem.perception.asr import Transcriber
 from egomem.perception.vad import SileroVAD
 from egomem.providers import BuildContext, create
@@ -97,6 +99,15 @@ def build_dialog(config: Config) -> DuplexModel:
     return model
 
 
+def memory_manager(config: Config, store: MemoryStore, llm: LLMProvider, encoder: Encoder) -> MemoryManager:
+    """The memory manager the agent runs: `llm` extracts, `[memory] update_agent` plans updates."""
+    # A model's answer that fails validation is not retried forever: the rules answer that
+    # session instead, and the episode records why (status done:fallback(<reason>)).
+    fallback = None if isinstance(llm, RulesProvider) else RulesProvider()
+    update = RulesProvider() if config.memory.update_agent == "rules" else None
+    return MemoryManager(store, llm, encoder, config.memory, fallback=fallback, update_provider=update)
+
+
 def build_agent(
     config: Config,
     store: MemoryStore,
@@ -119,12 +130,7 @@ def build_agent(
     set_hotwords = getattr(models.transcriber, "set_hotwords", None)
     if callable(set_hotwords):
         set_hotwords(sorted({u.name for u in store.list_users() if u.name}))
-    llm = create("llm", config.llm, models.context)
-    # A model's answer that fails validation is not retried forever: the rules answer that
-    # session instead, and the episode records why (status done:fallback(<reason>)).
-    fallback = None if isinstance(llm, RulesProvider) else RulesProvider()
-    update = RulesProvider() if config.memory.update_agent == "rules" else None
-    manager = MemoryManager(store, llm, models.text, config.memory, fallback=fallback, update_provider=update)
+    manager = memory_manager(config, store, create("llm", config.llm, models.context), models.text)
     margin = config.runtime.turn_voice_margin
     parts = Components(
         store=store,

@@ -1,6 +1,7 @@
 """The memory store M: per-entity operations on one database, behind one facade.
 
-`store.users`, `store.keys`, `store.facts`, `store.relations`, `store.episodes` and
+`store.users`, `store.keys`, `store.facts`, `store.relations`, `store.episodes`,
+`store.evidence` (which episodes support or contradict a fact or relation) and
 `store.log` (history) are the operations (store/ops/), all on the same Database, so any
 of them can join one `store.transaction()`. The flat methods (`create_user`, `add_fact`,
 ...) are the same operations under their long-standing names, delegating one to one.
@@ -25,6 +26,7 @@ from egomem.errors import StoreError
 from egomem.schemas import (
     DeletionReport,
     Episode,
+    Evidence,
     Fact,
     FactKind,
     HistoryEntry,
@@ -36,7 +38,7 @@ from egomem.schemas import (
 from egomem.store import migrations
 from egomem.store.capabilities import StoreCapabilities
 from egomem.store.db import Database
-from egomem.store.ops import EpisodeOps, FactOps, HistoryOps, KeyOps, RelationOps, UserOps
+from egomem.store.ops import EpisodeOps, EvidenceOps, FactOps, HistoryOps, KeyOps, RelationOps, UserOps
 from egomem.store.schema import metadata
 from egomem.store.vectors import KeyMatch, nearest_keys
 
@@ -50,8 +52,9 @@ class MemoryStore:
         self.log = HistoryOps(db)
         self.users = UserOps(db, self.log)
         self.keys = KeyOps(db, self.log, self.users, capabilities)
-        self.facts = FactOps(db, self.log, self.users)
-        self.relations = RelationOps(db, self.log, self.users)
+        self.evidence = EvidenceOps(db)
+        self.facts = FactOps(db, self.log, self.users, self.evidence)
+        self.relations = RelationOps(db, self.log, self.users, self.evidence)
         self.episodes = EpisodeOps(db, self.log, self.users)
 
     # -- lifecycle -------------------------------------------------------------
@@ -162,8 +165,8 @@ class MemoryStore:
         self.keys.delete(key_id, cause=cause)
 
     # -- profile facts -------------------------------------------------------------
-    def add_fact(self, fact: Fact, *, cause: str = "") -> Fact:
-        return self.facts.add(fact, cause=cause)
+    def add_fact(self, fact: Fact, *, cause: str = "", evidence_from: Sequence[str] = ()) -> Fact:
+        return self.facts.add(fact, cause=cause, evidence_from=evidence_from)
 
     def get_fact(self, fact_id: str) -> Fact:
         return self.facts.get(fact_id)
@@ -173,16 +176,48 @@ class MemoryStore:
     ) -> list[Fact]:
         return self.facts.all(user_id, kinds=kinds, include_history=include_history)
 
-    def supersede_fact(self, old_id: str, new: Fact, *, at: float | None = None, cause: str = "") -> Fact:
-        return self.facts.supersede(old_id, new, at=at, cause=cause)
+    def supersede_fact(
+        self,
+        old_id: str,
+        new: Fact,
+        *,
+        at: float | None = None,
+        cause: str = "",
+        contradicted: bool = False,
+        evidence_from: Sequence[str] = (),
+    ) -> Fact:
+        return self.facts.supersede(
+            old_id, new, at=at, cause=cause, contradicted=contradicted, evidence_from=evidence_from
+        )
+
+    def confirm_fact(
+        self, fact_id: str, *, episode_id: str | None, at: float, source_text: str | None = None, cause: str = ""
+    ) -> Fact:
+        return self.facts.confirm(fact_id, episode_id=episode_id, at=at, source_text=source_text, cause=cause)
 
     def delete_fact(self, fact_id: str, *, cause: str = "") -> None:
         self.facts.delete(fact_id, cause=cause)
 
     def close_fact(
-        self, fact_id: str, *, at: float | None = None, superseded_by: str | None = None, cause: str = ""
+        self,
+        fact_id: str,
+        *,
+        at: float | None = None,
+        superseded_by: str | None = None,
+        cause: str = "",
+        contradicted: bool = False,
+        episode_id: str | None = None,
+        source_text: str | None = None,
     ) -> Fact:
-        return self.facts.close(fact_id, at=at, superseded_by=superseded_by, cause=cause)
+        return self.facts.close(
+            fact_id,
+            at=at,
+            superseded_by=superseded_by,
+            cause=cause,
+            contradicted=contradicted,
+            episode_id=episode_id,
+            source_text=source_text,
+        )
 
     def mark_facts_used(self, fact_ids: Sequence[str], at: float) -> None:
         self.facts.mark_used(fact_ids, at)
@@ -194,8 +229,32 @@ class MemoryStore:
     def list_relations(self, user_id: str, *, include_history: bool = False) -> list[Relation]:
         return self.relations.all(user_id, include_history=include_history)
 
-    def close_relation(self, relation_id: str, *, at: float | None = None, cause: str = "") -> Relation:
-        return self.relations.close(relation_id, at=at, cause=cause)
+    def close_relation(
+        self,
+        relation_id: str,
+        *,
+        at: float | None = None,
+        cause: str = "",
+        contradicted: bool = False,
+        episode_id: str | None = None,
+        source_text: str | None = None,
+    ) -> Relation:
+        return self.relations.close(
+            relation_id, at=at, cause=cause, contradicted=contradicted, episode_id=episode_id, source_text=source_text
+        )
+
+    def confirm_relation(
+        self, relation_id: str, *, episode_id: str | None, at: float, source_text: str | None = None, cause: str = ""
+    ) -> Relation:
+        return self.relations.confirm(relation_id, episode_id=episode_id, at=at, source_text=source_text, cause=cause)
+
+    # -- evidence links ----------------------------------------------------------------
+    def fact_evidence(self, fact_id: str) -> list[Evidence]:
+        """The episodes that said (+1) or contradicted (-1) a fact, oldest first."""
+        return self.evidence.of("fact", fact_id)
+
+    def relation_evidence(self, relation_id: str) -> list[Evidence]:
+        return self.evidence.of("relation", relation_id)
 
     # -- episodes --------------------------------------------------------------------
     def add_episode(self, episode: Episode, *, cause: str = "") -> Episode:
@@ -221,12 +280,16 @@ class MemoryStore:
     def export_user(self, user_id: str) -> dict[str, Any]:
         """Everything held about one user, as one JSON-serialisable dict."""
         user = self.get_user(user_id)
+        facts = self.list_facts(user_id, include_history=True)
+        relations = self.list_relations(user_id, include_history=True)
+        evidence = self.evidence.of_items([f.id for f in facts], [r.id for r in relations])
         return {
             "format": "egomem.export/1",
             "user": user.model_dump(),
             "keys": [k.model_dump() for k in self.list_keys(user_id=user_id)],
-            "facts": [f.model_dump() for f in self.list_facts(user_id, include_history=True)],
-            "relations": [r.model_dump() for r in self.list_relations(user_id, include_history=True)],
+            "facts": [f.model_dump() for f in facts],
+            "relations": [r.model_dump() for r in relations],
+            "evidence": [e.model_dump() for e in evidence],
             "episodes": [e.model_dump() for e in self.list_episodes(user_id)],
             "history": [h.model_dump() for h in self.history(user_id)],
         }

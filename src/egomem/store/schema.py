@@ -100,6 +100,7 @@ facts = sa.Table(
     sa.Column("importance", REAL, nullable=False, server_default=sa.text("0.5")),
     sa.Column("use_count", sa.Integer, nullable=False, server_default=sa.text("0")),
     sa.Column("last_used", REAL),
+    sa.Column("support", sa.Integer, nullable=False, server_default=sa.text("1")),  # schema 2
     sa.CheckConstraint("kind IN ('fact', 'preference', 'summary', 'persona')"),
     sa.Index("facts_user", "user_id", "valid_to"),
 )
@@ -116,9 +117,29 @@ relations = sa.Table(
     sa.Column("created_at", REAL, nullable=False),
     sa.Column("valid_from", REAL, nullable=False),
     sa.Column("valid_to", REAL),
+    sa.Column("support", sa.Integer, nullable=False, server_default=sa.text("1")),  # schema 2
     sa.CheckConstraint("object_id IS NOT NULL OR object_name IS NOT NULL"),
     sa.Index("relations_subject", "subject_id"),
     sa.Index("relations_object", "object_id"),
+)
+
+# Schema 2: the episodes that support (+1) or contradict (-1) each fact or relation; the
+# item's `support` column is the sum of its signs (kept there for ranking without a join).
+evidence = sa.Table(
+    "evidence",
+    metadata,
+    sa.Column("id", ROW_ID, sa.Identity(), primary_key=True),
+    sa.Column("fact_id", sa.Text, sa.ForeignKey("facts.id", ondelete="CASCADE")),
+    sa.Column("relation_id", sa.Text, sa.ForeignKey("relations.id", ondelete="CASCADE")),
+    sa.Column("episode_id", sa.Text, sa.ForeignKey("episodes.id", ondelete="SET NULL")),
+    sa.Column("sign", sa.Integer, nullable=False),
+    sa.Column("at", REAL, nullable=False),
+    sa.Column("source_text", sa.Text),
+    sa.CheckConstraint("sign IN (1, -1)"),
+    sa.CheckConstraint("(fact_id IS NULL) <> (relation_id IS NULL)"),
+    sa.Index("evidence_fact", "fact_id"),
+    sa.Index("evidence_relation", "relation_id"),
+    sa.Index("evidence_episode", "episode_id"),
 )
 
 # Append-only log of every memory operation. user_id / other_user_id name the people whose

@@ -33,7 +33,7 @@ from sqlalchemy.schema import CreateTable
 
 from egomem.errors import StoreError
 from egomem.store.db import Database, first_line
-from egomem.store.migrations import v0001_initial
+from egomem.store.migrations import v0001_initial, v0002_evidence
 from egomem.store.schema import egomem_schema
 
 
@@ -43,7 +43,10 @@ class Migration:
     upgrade: Callable[[Operations, str], None]
 
 
-MIGRATIONS = (Migration(v0001_initial.VERSION, v0001_initial.upgrade),)
+MIGRATIONS = (
+    Migration(v0001_initial.VERSION, v0001_initial.upgrade),
+    Migration(v0002_evidence.VERSION, v0002_evidence.upgrade),
+)
 NEWEST = MIGRATIONS[-1].version
 
 

@@ -1,4 +1,12 @@
-"""Profile facts: add, supersede (the old row is kept, closed), close, delete, reinforce."""
+"""Profile facts: add, supersede (the old row is kept, closed), close, delete, reinforce, confirm.
+
+Evidence weight (M3-Agent's +1/-1 edges): a new fact has support 1 and one evidence row
+(its episode); `confirm` adds +1 from a later episode that says it again; a contradiction
+(`contradicted=True` on supersede or close: the user said it changed, or retracted it)
+adds -1 to the old fact *and* closes it. The newest statement wins, as before, because
+people's facts change (a vote of weights would keep an address after a move); the -1
+stays in the old row and its evidence, so history shows how well supported it was.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +19,7 @@ import sqlalchemy as sa
 from egomem.errors import NotFoundError, StoreError
 from egomem.schemas import Fact, FactKind, Op, now
 from egomem.store.db import Database
+from egomem.store.ops.evidence import EvidenceOps
 from egomem.store.ops.history import HistoryOps
 from egomem.store.ops.users import UserOps
 from egomem.store.schema import facts
@@ -31,22 +40,46 @@ def _of_user(include_history: bool, by_kind: bool) -> sa.Select[Any]:
 
 
 class FactOps:
-    def __init__(self, db: Database, log: HistoryOps, users: UserOps) -> None:
-        self.db, self.log, self.users = db, log, users
+    def __init__(self, db: Database, log: HistoryOps, users: UserOps, evidence: EvidenceOps) -> None:
+        self.db, self.log, self.users, self.evidence = db, log, users, evidence
 
-    def _insert(self, fact: Fact) -> None:
+    def _insert(self, fact: Fact, evidence_from: Sequence[str] = ()) -> Fact:
+        """Insert with its evidence: its own episode (+1), or the rows of the facts it merges."""
         if not fact.text.strip():
             raise StoreError("a fact needs non-empty text")
         values = fact.model_dump()
         values["kind"] = FactKind(fact.kind).value
+        values["support"] = 0  # the evidence rows below set it
         self.db.execute(_INSERT, {c.name: values[c.name] for c in facts.c})
+        if evidence_from:
+            support = self.evidence.copy("fact", evidence_from, fact.id)
+        else:
+            self.evidence.record("fact", fact.id, fact.source_episode, 1, fact.valid_from, fact.source_text)
+            support = 1
+        return fact.model_copy(update={"support": support})
 
-    def add(self, fact: Fact, *, cause: str = "") -> Fact:
+    def add(self, fact: Fact, *, cause: str = "", evidence_from: Sequence[str] = ()) -> Fact:
+        """Add a fact (support 1); with `evidence_from`, one that merges those facts' evidence."""
         with self.db.transaction():
             self.users.get(fact.user_id)
-            self._insert(fact)
+            fact = self._insert(fact, evidence_from)
             self.log.write(Op.ADD, "fact", fact.id, fact.user_id, None, fact.model_dump(), cause)
         return fact
+
+    def confirm(
+        self, fact_id: str, *, episode_id: str | None, at: float, source_text: str | None = None, cause: str = ""
+    ) -> Fact:
+        """A later episode says a current fact again: support + 1, its episode linked. History
+        records the update agent's NOOP (nothing new to add) with the support before and after."""
+        with self.db.transaction():
+            old = self.get(fact_id)
+            if old.valid_to is not None:
+                raise StoreError(f"fact {fact_id} is closed: only a current fact can be confirmed")
+            self.evidence.record("fact", fact_id, episode_id, 1, at, source_text)
+            new = old.model_copy(update={"support": old.support + 1})
+            after = {"support": new.support, "episode": episode_id, "source_text": source_text}
+            self.log.write(Op.NOOP, "fact", fact_id, old.user_id, {"support": old.support}, after, cause)
+        return new
 
     def get(self, fact_id: str) -> Fact:
         row = self.db.first(_BY_ID, {"id": fact_id})
@@ -66,8 +99,18 @@ class FactOps:
     def _close(self, fact_id: str, at: float, superseded_by: str | None) -> None:
         self.db.execute(sa.update(facts).where(facts.c.id == fact_id).values(valid_to=at, superseded_by=superseded_by))
 
-    def supersede(self, old_id: str, new: Fact, *, at: float | None = None, cause: str = "") -> Fact:
-        """Close `old_id` (valid_to = at) and add `new` in its place; both are kept."""
+    def supersede(
+        self,
+        old_id: str,
+        new: Fact,
+        *,
+        at: float | None = None,
+        cause: str = "",
+        contradicted: bool = False,
+        evidence_from: Sequence[str] = (),
+    ) -> Fact:
+        """Close `old_id` (valid_to = at) and add `new` in its place; both are kept. With
+        `contradicted`, `new`'s episode counts -1 against the old fact (a correction, not a merge)."""
         at = now() if at is None else at
         with self.db.transaction():
             old = self.get(old_id)
@@ -75,8 +118,10 @@ class FactOps:
                 raise StoreError(f"fact {old_id} is already superseded")
             if new.user_id != old.user_id:
                 raise StoreError("a fact can only be superseded by a fact of the same user")
+            if contradicted:
+                self.evidence.record("fact", old_id, new.source_episode, -1, at, new.source_text)
             self._close(old_id, at, new.id)
-            self._insert(new)
+            new = self._insert(new, evidence_from)
             self.log.write(Op.UPDATE, "fact", new.id, new.user_id, old.model_dump(), new.model_dump(), cause)
         return new
 
@@ -87,10 +132,19 @@ class FactOps:
             self.log.write(Op.DELETE, "fact", fact_id, old.user_id, old.model_dump(), None, cause)
 
     def close(
-        self, fact_id: str, *, at: float | None = None, superseded_by: str | None = None, cause: str = ""
+        self,
+        fact_id: str,
+        *,
+        at: float | None = None,
+        superseded_by: str | None = None,
+        cause: str = "",
+        contradicted: bool = False,
+        episode_id: str | None = None,
+        source_text: str | None = None,
     ) -> Fact:
         """End a fact's validity without a replacement row (a retraction, or a duplicate merged
-        into `superseded_by`); the row is kept, history gets a DELETE entry with both states."""
+        into `superseded_by`); the row is kept, history gets a DELETE entry with both states.
+        With `contradicted` (a retraction), `episode_id` counts -1 against the fact."""
         at = now() if at is None else at
         with self.db.transaction():
             old = self.get(fact_id)
@@ -98,6 +152,8 @@ class FactOps:
                 raise StoreError(f"fact {fact_id} is already closed")
             if superseded_by is not None and self.get(superseded_by).user_id != old.user_id:
                 raise StoreError("a fact can only be merged into a fact of the same user")
+            if contradicted:
+                self.evidence.record("fact", fact_id, episode_id, -1, at, source_text)
             self._close(fact_id, at, superseded_by)
             new = self.get(fact_id)
             self.log.write(Op.DELETE, "fact", fact_id, old.user_id, old.model_dump(), new.model_dump(), cause)

@@ -15,7 +15,16 @@ from egomem.errors import StoreError
 from egomem.schemas import DeletionReport, Op, User
 from egomem.store.ops.history import concerns
 from egomem.store.ops.relations import edges_of
-from egomem.store.schema import episode_participants, episodes, facts, history, identity_keys, relations, users
+from egomem.store.schema import (
+    episode_participants,
+    episodes,
+    evidence,
+    facts,
+    history,
+    identity_keys,
+    relations,
+    users,
+)
 
 if TYPE_CHECKING:
     from egomem.store.ops.users import UserOps
@@ -87,12 +96,15 @@ def delete_user(ops: UserOps, user_id: str, *, cause: str = "") -> DeletionRepor
         removed["identity_keys"] = count(identity_keys, identity_keys.c.user_id == user_id)
         removed["facts"] = count(facts, facts.c.user_id == user_id)
         removed["relations"] = count(relations, edges_of(user_id))
+        own_facts = sa.select(facts.c.id).where(facts.c.user_id == user_id)
+        own_edges = sa.select(relations.c.id).where(edges_of(user_id))
+        removed["evidence"] = count(evidence, evidence.c.fact_id.in_(own_facts) | evidence.c.relation_id.in_(own_edges))
         removed["history"] = count(history, concerns(user_id))
         removed["episodes"] = len(solo)
         if solo:
             db.execute(sa.delete(episodes).where(episodes.c.id.in_(solo)))
         db.execute(sa.delete(history).where(concerns(user_id)))
-        # Foreign keys cascade: identity keys, facts, relation edges, participations.
+        # Foreign keys cascade: identity keys, facts, relation edges (and their evidence), participations.
         db.execute(sa.delete(users).where(users.c.id == user_id))
         # The audit row names only a one-way hash: the deletion is provable, the person is gone.
         digest = hashlib.sha256(user_id.encode()).hexdigest()[:16]
