@@ -151,6 +151,22 @@ SUMMARY: tuple[Row, ...] = (
         "diarization",
         ("ours.heldout.der", "ours.heldout.der_collar_0_25"),
     ),
+    Row(
+        "face–voice links, 4 real clips: wrong links / clips passing their checks / clips",
+        "av",
+        ("wrong_links", "checks_passed", "clips"),
+    ),
+    Row(
+        "people found: interview / hamilton / restaurant / crowd",
+        "av",
+        (
+            "people_found.visualvoice_interview",
+            "people_found.av_hamilton_clip",
+            "people_found.visualvoice_noisy_restaurant",
+            "people_found.facenet_pytorch_crowd",
+        ),
+    ),
+    Row("people analysis (tracks + voices + links) RTF wall / CPU", "av", ("rtf", "cpu_rtf"), fmt="{:.2f}"),
     Row("LoCoMo extraction precision / recall (rules, 272 sessions)", "extract", ("rules.precision", "rules.recall")),
     Row(
         "LoCoMo extraction precision / recall (local LLM + rules; sessions)",
@@ -194,12 +210,29 @@ SUMMARY: tuple[Row, ...] = (
         ("multi_round.test.recall_at_10_by_category.1", "single_shot.test.recall_at_10_by_category.1"),
     ),
     Row(
+        "ask, LoCoMo answer token F1, local LLM / best evidence, a few test questions (see its section)",
+        "locomo-qa_answers",
+        ("answers.f1", "answers.evidence_f1"),
+    ),
+    Row(
         "memorize: real-time factor / CPU-s per recorded minute",
         "memorize",
         ("rtf", "cpu_s_per_recorded_min"),
         fmt="{:.2f}",
     ),
     Row("memorize: stopped and resumed gives the same memory", "memorize", ("resume_same_memory",)),
+    Row(
+        "dialog Fact Score L1 / L2, clean, template responder (1.5B judge: a weak judge)",
+        "eval-dialog_template",
+        ("table.level1/clean.fact_score", "table.level2/clean.fact_score"),
+        fmt="{:.2f}",
+    ),
+    Row(
+        "dialog Fact Score L1 / L2, clean, cascaded on the 0.5B (1.5B judge: a weak judge)",
+        "eval-dialog_cascaded",
+        ("table.level1/clean.fact_score", "table.level2/clean.fact_score"),
+        fmt="{:.2f}",
+    ),
     Row(
         "whole system real-time factor / CPU-s per stream second",
         "realtime",
@@ -392,7 +425,34 @@ def trigger(rec: dict[str, Any]) -> str:
     return table(header, rows) + "\n\nAll metrics:\n\n" + generic(rec)
 
 
-LAYOUTS: dict[str, Callable[[dict[str, Any]], str]] = {"locomo": locomo, "realtime": realtime, "trigger": trigger}
+def eval_dialog(rec: dict[str, Any]) -> str:
+    """`egomem eval dialog` (docs/eval.md): one row per level and condition, with 95 % intervals."""
+    m = rec["metrics"]
+
+    def ci(v: Any, spec: str) -> str:
+        return "—" if not v else f"[{fmt(v[0], spec)}, {fmt(v[1], spec)}]"
+
+    rows = [
+        [key, fmt(r["turns"]), fmt(r["judged"]), fmt(r["fact_score"], "{:.2f}"), ci(r["fact_score_ci95"], "{:.2f}"),
+         fmt(r["answer_quality"], "{:.1f}"), ci(r["answer_quality_ci95"], "{:.1f}"), fmt(r["lookup_rate"], "{:.2f}")]
+        for key, r in m["table"].items()
+    ]  # fmt: skip
+    head = ["level / condition", "turns", "judged", "Fact Score", "Wilson 95 %", "Answer Quality", "bootstrap 95 %"]
+    return (
+        f"Responder: {m['answered_by']}. Judge: {m['judge']} — **{m['judge_note'] or 'judge not labelled'}**. "
+        f"{m['turns_selected']} turns × {len(m['conditions'])} conditions; {m['turns_judged']} judged, "
+        f"{m['judge_failures']} judge failures. Scripts: `{m['scripts']}` (docs/eval.md).\n\n"
+        + table([*head, "lookup rate"], rows)
+    )
+
+
+LAYOUTS: dict[str, Callable[[dict[str, Any]], str]] = {
+    "locomo": locomo,
+    "realtime": realtime,
+    "trigger": trigger,
+    "eval-dialog_template": eval_dialog,
+    "eval-dialog_cascaded": eval_dialog,
+}
 ORDER = (
     "face",
     "speaker",
@@ -402,6 +462,7 @@ ORDER = (
     "locomo-qa",
     "trigger",
     "diarization",
+    "av",
     "extract",
     "conversation",
     "store",
@@ -427,7 +488,9 @@ def render(results: dict[str, dict[str, Any]]) -> str:
     for name in names:
         rec = results[name]
         body = LAYOUTS.get(name, generic)(rec)
-        parts.append(f"## `egomem bench {name}`\n\n{provenance(rec)}\n\n{body}")
+        bench = rec.get("benchmark", name)
+        title = f"`egomem bench {name}`" if bench == name else f"`egomem bench {bench}`: {name}"
+        parts.append(f"## {title}\n\n{provenance(rec)}\n\n{body}")
     missing = [n for n in ORDER if n not in results]
     if missing:
         parts.append(

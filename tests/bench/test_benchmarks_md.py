@@ -35,7 +35,9 @@ def test_every_result_file_has_an_envelope() -> None:
     for f in sorted((ROOT / "benchmarks" / "results").glob("*.json")):
         rec = json.loads(f.read_text())
         assert set(ENVELOPE_KEYS) <= set(rec), f
-        assert rec["command"].startswith(f"egomem bench {f.stem}"), f
+        # One file per run of a bench: NAME.json, or NAME_VARIANT.json for a second setting.
+        assert f.stem == rec["benchmark"] or f.stem.startswith(rec["benchmark"] + "_"), f
+        assert rec["command"].startswith(f"egomem bench {rec['benchmark']} "), f
         assert isinstance(rec["metrics"], dict) and rec["metrics"], f
 
 

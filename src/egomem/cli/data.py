@@ -81,3 +81,32 @@ def from_convo(split: str, seeds: str, out: Path) -> None:
     """A script from the conversation benchmark's generator (day-2 sessions; docs/data.md)."""
     entry = importlib.import_module(_BUILDER)
     click.echo(json.dumps(entry.from_convo(split, _seeds(seeds), out), indent=2))
+
+
+@data.group("convert")
+def convert() -> None:
+    """Scripts from real conversation corpora (docs/data.md)."""
+
+
+@convert.command("locomo")
+@click.option(
+    "--split",
+    type=click.Choice(["dev", "test", "all"]),
+    default="dev",
+    show_default=True,
+    help="Conversations 1-5 (dev) or 6-10 (test: the benchmarks'; keep it out of training).",
+)
+@click.option("--conversations", help="Only these sample ids of the split (e.g. conv-44,conv-47).")
+@click.option(
+    "--roles", type=click.Choice(["a", "b", "both"]), default="both", show_default=True, help="Who is the user."
+)
+@click.option("--max-questions", type=int, default=None, help="Question turns per user (default: all usable).")
+@click.option("--llm-answers", help="local:<model> or openai:<model>@<url> writes the question turns' answers.")
+@click.option("--data", type=click.Path(exists=True, path_type=Path), help="LoCoMo folder or locomo10.json.")
+@click.option(
+    "--out", "out", required=True, type=click.Path(dir_okay=False, path_type=Path), help="Script .jsonl to write."
+)
+def convert_locomo(**opts: object) -> None:
+    """A script from LoCoMo (CC BY-NC 4.0): each speaker in turn as the user, QA as level-1/2 turns."""
+    entry = importlib.import_module(_BUILDER)
+    click.echo(json.dumps(entry.from_locomo(opts), indent=2))

@@ -248,8 +248,13 @@ def demo(c: Context, json_path: str | None) -> None:
 @click.option("--realtime", is_flag=True, help="Replay at wall-clock pace instead of as fast as possible.")
 @click.option("--stereo-duplex", is_flag=True, help="Left channel = microphone, right = the assistant's speech.")
 @click.option("--quiet", is_flag=True, help="No timeline, only the summary.")
+@click.option(
+    "--people", is_flag=True, help="Then list who was seen and heard, with the evidence of each face-voice link."
+)
 @pass_ctx
-def run(c: Context, recording: str, json_path: str | None, realtime: bool, stereo_duplex: bool, quiet: bool) -> None:
+def run(
+    c: Context, recording: str, json_path: str | None, realtime: bool, stereo_duplex: bool, quiet: bool, people: bool
+) -> None:
     """Process a recording (mp4/mkv/webm, or wav/flac): identify, converse, remember."""
     from egomem.cli.agent_run import run_agent
     from egomem.stream.sources import read_recording, replay
@@ -271,6 +276,12 @@ def run(c: Context, recording: str, json_path: str | None, realtime: bool, stere
             json_path=json_path,
             length=length,
         )
+        if people:
+            from egomem.cli.people import report_people
+
+            click.echo("people seen and heard:")
+            for line in report_people(recording, store, c.config.face.threshold):
+                click.echo("  " + line)
     finally:
         store.close()
 
@@ -362,6 +373,14 @@ cli.add_command(_memorize_command)
 from egomem.cli.data import data as _data_group  # noqa: E402
 
 cli.add_command(_data_group)
+
+from egomem.cli.people import people as _people_command  # noqa: E402
+
+cli.add_command(_people_command)
+
+from egomem.cli.eval import eval_group as _eval_group  # noqa: E402
+
+cli.add_command(_eval_group)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -6,8 +6,12 @@ import json
 from pathlib import Path
 
 import click
+import numpy as np
 
 from egomem.errors import InputError
+from egomem.perception.people.report import FaceLookup
+from egomem.schemas import Modality
+from egomem.store.base import MemoryStore
 
 
 def _refs(items: tuple[str, ...]) -> dict[str, str]:
@@ -70,6 +74,29 @@ def describe(report: object) -> list[str]:
                 f"in {e['unmeasured_windows']}"
             )
     return lines
+
+
+def memory_lookup(store: MemoryStore, threshold: float) -> FaceLookup:
+    """A lookup naming a face track after the remembered person whose face key is nearest,
+    closer than the product's face threshold (unnamed people by their user id)."""
+
+    def lookup(vec: np.ndarray) -> tuple[str, float] | None:
+        hits = store.nearest_keys(Modality.FACE, vec, k=1)
+        if not hits or hits[0].distance >= threshold:
+            return None
+        user = store.get_user(hits[0].user_id)
+        return (user.name or user.id, hits[0].distance)
+
+    return lookup
+
+
+def report_people(recording: str, store: MemoryStore, face_threshold: float) -> list[str]:
+    """`egomem run --people`: the people seen and heard in the recording, named from memory."""
+    from egomem.perception.people import PeopleAnalyzer
+
+    analyzer = PeopleAnalyzer()
+    analyzer.load()
+    return describe(analyzer.analyze(recording, lookup=memory_lookup(store, face_threshold)))
 
 
 def _n(k: int, one: str, many: str | None = None) -> str:

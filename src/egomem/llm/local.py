@@ -150,6 +150,43 @@ class LocalLLMProvider(ChatProvider):
             raise LLMError("local model failed", f"{type(exc).__name__}: {str(exc)[:200]}") from exc
         return reply_from_completion(out)
 
+    def drop_prefix_cache(self) -> None:
+        """Keep no evaluated prompt states in RAM (up to PREFIX_CACHE_BYTES, plus their logits,
+        per model). llama.cpp still reuses the prefix its context shares with the previous
+        prompt, which is all a caller that sends related prompts in a row needs."""
+        with self._lock:
+            self._llm.set_cache(None)
+
+    def complete(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        stop: list[str] | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ) -> ChatReply:
+        """One free-text completion (the cascaded dialog model run on the local model), the
+        same call as `OpenAICompatProvider.complete`; counted in `usage` like a task."""
+        self.usage.calls += 1
+        try:
+            with self._lock:
+                out = self._llm.create_chat_completion(
+                    messages=messages,
+                    temperature=0.0 if temperature is None else temperature,
+                    max_tokens=self.max_tokens if max_tokens is None else max_tokens,
+                    stop=list(stop) if stop else None,
+                )
+            choice = out["choices"][0]
+            content = str(choice["message"]["content"] or "")
+        except (ValueError, RuntimeError, KeyError, IndexError, TypeError) as exc:
+            self.usage.failures += 1
+            raise LLMError("local model failed", f"{type(exc).__name__}: {str(exc)[:200]}") from exc
+        usage = out.get("usage") or {}
+        reply = ChatReply(content, int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0))
+        self.usage.prompt_tokens += reply.prompt_tokens
+        self.usage.completion_tokens += reply.completion_tokens
+        return reply
+
 
 def reply_from_completion(out: Any) -> ChatReply:
     """The ChatReply of a llama-cpp-python chat completion; a cut-off or empty answer is an

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from egomem.errors import InputError
 from egomem_training.data.build import BuildConfig, build
 from egomem_training.data.script import load_script, write_jsonl
 
@@ -38,4 +39,40 @@ def from_convo(split: str, seeds: list[int], out: Path) -> dict[str, Any]:
         "turns": len(turns),
         "level2_turns": sum(t.level == 2 for t in turns),
         "out": str(out),
+    }
+
+
+def from_locomo(opts: dict[str, Any]) -> dict[str, Any]:
+    from egomem.bench import data_root
+    from egomem.bench.locomo import load_locomo
+    from egomem_training.data.from_locomo import LocomoOptions, llm_writer, script_from_locomo, split_range
+
+    convs, _ = load_locomo(Path(opts["data"]) if opts.get("data") else data_root(None, "locomo"))
+    chosen = [c for i, c in enumerate(convs) if i in split_range(opts["split"])]
+    if opts.get("conversations"):
+        wanted = [x.strip() for x in str(opts["conversations"]).split(",") if x.strip()]
+        unknown = sorted(set(wanted) - {c.sample_id for c in chosen})
+        if unknown:
+            raise InputError(f"--conversations: {', '.join(unknown)} not in the {opts['split']} split")
+        chosen = [c for c in chosen if c.sample_id in wanted]
+    writer, writer_name = None, ""
+    if opts.get("llm_answers"):
+        from egomem_training.eval.models import build, parse_spec
+
+        spec = parse_spec(opts["llm_answers"])
+        writer, writer_name = llm_writer(build(spec, max_tokens=80)), spec.label
+    options = LocomoOptions(roles=opts["roles"], max_questions=opts.get("max_questions"))
+    script = script_from_locomo(chosen, options, writer=writer, writer_name=writer_name)
+    write_jsonl(script, opts["out"])
+    turns = [t for s in script.sessions for t in s.turns]
+    return {
+        "conversations": [c.sample_id for c in chosen],
+        "users": len(script.users),
+        "sessions": len(script.sessions),
+        "turns": len(turns),
+        "level1_turns": sum(t.level == 1 for t in turns),
+        "level2_turns": sum(t.level == 2 for t in turns),
+        "generated_lines": sum(t.generated_by is not None for t in turns),
+        "licence": "CC BY-NC 4.0 (LoCoMo): non-commercial use only",
+        "out": str(opts["out"]),
     }

@@ -62,6 +62,7 @@ class Turn(_Strict):
     level: Literal[0, 1, 2] = 0
     retr: Retr | None = None
     facts: list[str] = Field(default_factory=list)  # the supporting facts retrieved into Level-2
+    generated_by: str | None = None  # the model that wrote `assistant` (None: the source's or the rules' line)
 
     @model_validator(mode="after")
     def _level2_has_query(self) -> Turn:

@@ -1,0 +1,51 @@
+"""`egomem eval dialog`: personalised dialog judged by an LLM (Fact Score, Answer Quality; docs/eval.md).
+
+The evaluation reads dialog scripts, whose format belongs to the training package
+(egomem_training): like `egomem data`, it is named by module path and imported when the
+command runs, so `egomem` itself does not depend on it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+import click
+
+from egomem.errors import InputError
+
+_EVAL = "egomem_training.eval.cli_entry"
+
+
+@click.group("eval")
+def eval_group() -> None:
+    """Evaluations of the dialog layer."""
+
+
+@eval_group.command("dialog")
+@click.option(
+    "--scripts",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Script .json/.jsonl.",
+)
+@click.option("--responder", type=click.Choice(["template", "cascaded"]), default="template", show_default=True)
+@click.option("--answerer", help="The cascaded responder's model: local:<model> or openai:<model>@<base_url>.")
+@click.option("--judge", required=True, help="local:<model> or openai:<model>@<base_url> (key: $EGOMEM_EVAL_API_KEY).")
+@click.option("--judge-note", default="", help="A label kept with the figures (e.g. '1.5B judge: a weak judge').")
+@click.option("--levels", default="1,2", show_default=True, help="Turn levels to evaluate.")
+@click.option("--conditions", default="clean,noised", show_default=True, help="clean, noised MemChunks, or both.")
+@click.option("--per-level", type=int, default=None, help="At most this many turns per level (round-robin over users).")
+@click.option("--seed", default=0, show_default=True)
+@click.option("--threads", default=2, show_default=True, help="CPU threads of a local model.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), help="Write the result here.")
+@click.option("-v", "--verbose", is_flag=True, help="Print every judged turn to stderr.")
+def dialog(**opts: object) -> None:
+    """Answer the memory turns of --scripts with a responder and score them with an LLM judge."""
+    try:
+        entry = importlib.import_module(_EVAL)
+    except ImportError as exc:
+        raise InputError(f"the training package is not installed ({exc})") from exc
+    record = entry.run(opts)
+    for line in entry.table_lines(record["metrics"]):
+        click.echo(line)

@@ -1,0 +1,1 @@
+"""Evaluation of personalised dialog (`egomem eval dialog`, docs/eval.md)."""

@@ -1,0 +1,132 @@
+"""What `egomem eval dialog` (egomem/cli/eval.py) calls: options in, the recorded result out."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from egomem.bench._record import envelope, loadavg
+from egomem.dialog.base import DuplexModel
+from egomem.errors import InputError
+from egomem.llm.base import LLMProvider
+from egomem_training.data.script import load_script
+from egomem_training.eval.dialog import CONDITIONS, TurnResult, as_records, run_eval, select_turns, summarise
+from egomem_training.eval.models import ModelSpec, build, check_different, parse_spec
+
+RESPONDERS = ("template", "cascaded")
+
+
+def _levels(spec: str) -> tuple[int, ...]:
+    try:
+        levels = tuple(sorted({int(x) for x in spec.split(",") if x.strip()}))
+    except ValueError as exc:
+        raise InputError(f"--levels {spec!r}: expected a comma list of 1 and 2") from exc
+    if not levels or any(lv not in (1, 2) for lv in levels):
+        raise InputError(f"--levels {spec!r}: expected a comma list of 1 and 2")
+    return levels
+
+
+def _conditions(spec: str) -> tuple[str, ...]:
+    conds = tuple(c.strip() for c in spec.split(",") if c.strip())
+    if not conds or any(c not in CONDITIONS for c in conds):
+        raise InputError(f"--conditions {spec!r}: expected clean, noised or both")
+    return conds
+
+
+def _responder(kind: str, answerer: ModelSpec | None, threads: int) -> tuple[Callable[[], DuplexModel], str]:
+    if kind == "template":
+        from egomem.dialog.template import TemplateResponder
+
+        return TemplateResponder, "template responder (no language model)"
+    from egomem.dialog.cascaded import CascadedChatModel
+
+    assert answerer is not None
+    llm = build(answerer, max_tokens=160, threads=threads)
+    return (lambda: CascadedChatModel(llm, temperature=0.0)), f"cascaded, answered by {answerer.label}"
+
+
+def run(opts: dict[str, Any], judge_provider: LLMProvider | None = None) -> dict[str, Any]:
+    """Check everything that needs no model first (the refusal, the script, the options), then
+    load the models and run. `judge_provider` replaces the judge built from `--judge` (tests)."""
+    kind = str(opts["responder"])
+    if kind not in RESPONDERS:
+        raise InputError(f"--responder {kind!r}: expected template or cascaded")
+    judge_spec = parse_spec(str(opts["judge"]))
+    answerer = parse_spec(str(opts["answerer"])) if opts.get("answerer") else None
+    if kind == "cascaded" and answerer is None:
+        raise InputError("--responder cascaded needs --answerer local:<model> or openai:<model>@<url>")
+    if kind == "template":
+        answerer = None  # the template responder has no model: any judge differs from it
+    check_different(judge_spec, answerer)
+    levels, conditions = _levels(str(opts["levels"])), _conditions(str(opts["conditions"]))
+    script = load_script(Path(opts["scripts"]))
+    turns = select_turns(script, levels, opts.get("per_level"))
+    if not turns:
+        raise InputError(f"{opts['scripts']}: no turns of level {', '.join(map(str, levels))} to evaluate")
+    t0, load0 = time.perf_counter(), loadavg()
+    threads = int(opts.get("threads") or 2)
+    judge = judge_provider or build(judge_spec, max_tokens=128, threads=threads)
+    responder, answered_by = _responder(kind, answerer, threads)
+
+    partial = Path(f"{opts['json_path']}.partial.jsonl") if opts.get("json_path") else None
+    if partial is not None:
+        partial.parent.mkdir(parents=True, exist_ok=True)
+        partial.write_text("", encoding="utf-8")
+
+    def progress(r: TurnResult) -> None:
+        if partial is not None:  # each judged turn as it comes, for a long run (removed at the end)
+            with partial.open("a", encoding="utf-8") as f:
+                f.write(json.dumps(as_records([r])[0], ensure_ascii=False) + "\n")
+        if opts.get("verbose"):
+            print(f"[{r.condition} L{r.level}] {r.said!r} -> {r.answer!r}: {r.fact_score}/{r.answer_quality} "
+                  f"{r.judge_failure}", file=sys.stderr, flush=True)  # fmt: skip
+
+    results = run_eval(script, responder, judge, turns=turns, conditions=conditions, seed=opts["seed"],
+                       progress=progress)  # fmt: skip
+    metrics = {
+        "responder": kind,
+        "answered_by": answered_by,
+        "judge": judge_spec.label,
+        "judge_note": opts.get("judge_note") or "",
+        "scripts": str(opts["scripts"]),
+        "threads": int(opts.get("threads") or 2),
+        "levels": list(levels),
+        "conditions": list(conditions),
+        "turns_selected": len(turns),
+        "turns_judged": sum(r.fact_score is not None for r in results),
+        "judge_failures": sum(r.fact_score is None for r in results),
+        "table": summarise(results, seed=opts["seed"]),
+        "judge_usage": vars(judge.usage) if hasattr(judge, "usage") else {},
+        "turns": as_records(results),
+    }
+    record = {**envelope("eval-dialog", shlex.join(["egomem", *sys.argv[1:]]), load0, time.perf_counter() - t0),
+              "metrics": metrics}  # fmt: skip
+    if opts.get("json_path"):
+        Path(opts["json_path"]).parent.mkdir(parents=True, exist_ok=True)
+        Path(opts["json_path"]).write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    if partial is not None:
+        partial.unlink(missing_ok=True)
+    return record
+
+
+def table_lines(metrics: dict[str, Any]) -> list[str]:
+    """The per-level, per-condition table as text."""
+
+    def ci(v: tuple[float, float] | list[float] | None, fmt: str) -> str:
+        return "-" if v is None else f"[{fmt.format(v[0])}, {fmt.format(v[1])}]"
+
+    out = [f"{metrics['responder']} ({metrics['answered_by']}); judge {metrics['judge']} {metrics['judge_note']}"]
+    out.append(
+        f"{'level/condition':18} {'turns':>5} {'judged':>6} {'fact':>5} {'95% CI':>14} {'quality':>7} {'95% CI':>12}"
+    )
+    for key, row in metrics["table"].items():
+        fact = "-" if row["fact_score"] is None else f"{row['fact_score']:.2f}"
+        qual = "-" if row["answer_quality"] is None else f"{row['answer_quality']:.1f}"
+        fact_ci, qual_ci = ci(row["fact_score_ci95"], "{:.2f}"), ci(row["answer_quality_ci95"], "{:.1f}")
+        out.append(f"{key:18} {row['turns']:5d} {row['judged']:6d} {fact:>5} {fact_ci:>14} {qual:>7} {qual_ci:>12}")
+    return out
