@@ -175,18 +175,21 @@ def session_time(date: str) -> float:
         return 0.0
 
 
-def ingest(conv: Conversation, store: MemoryStore) -> dict[tuple[str, int], str]:
-    """Store the conversation through the product (`retrieval.conversations`: speakers as
-    users, sessions as episodes with their turns); returns (episode id, turn index) -> dia_id."""
+def episode_sessions(conv: Conversation) -> tuple[list[list[Turn]], list[tuple[float, list[EpisodeTurn]]]]:
+    """The conversation's turns grouped by session, and each session as the product takes it:
+    (start time, the speakers' turns)."""
     sessions: dict[int, list[Turn]] = defaultdict(list)
     for t in conv.turns:
         sessions[t.session].append(t)
     groups = list(sessions.values())
-    stored = store_conversation(
-        store,
-        [(session_time(ts[0].date), [EpisodeTurn(t.speaker, t.text) for t in ts]) for ts in groups],
-        cause="locomo ingest",
-    )
+    return groups, [(session_time(ts[0].date), [EpisodeTurn(t.speaker, t.text) for t in ts]) for ts in groups]
+
+
+def ingest(conv: Conversation, store: MemoryStore) -> dict[tuple[str, int], str]:
+    """Store the conversation through the product (`retrieval.conversations`: speakers as
+    users, sessions as episodes with their turns); returns (episode id, turn index) -> dia_id."""
+    groups, sessions = episode_sessions(conv)
+    stored = store_conversation(store, sessions, cause="locomo ingest")
     return {(s.episode.id, i): ts[j].dia_id for s, ts in zip(stored, groups, strict=True) for i, j in enumerate(s.kept)}
 
 

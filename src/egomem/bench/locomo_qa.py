@@ -40,7 +40,7 @@ import numpy as np
 
 from egomem.bench import BenchOptions, BenchResult, data_root, register
 from egomem.bench._locomo_answers import TEST, answer_f1
-from egomem.bench.locomo import CATEGORIES, CATEGORY_NAMES, Conversation, Turn, _truncate, load_locomo, session_time
+from egomem.bench.locomo import CATEGORIES, CATEGORY_NAMES, Conversation, _truncate, episode_sessions, load_locomo
 from egomem.config import AskConfig, Config, load_config
 from egomem.errors import InputError
 from egomem.llm.base import LLMProvider
@@ -48,7 +48,7 @@ from egomem.providers import BuildContext, create
 from egomem.retrieval.ask import Asker
 from egomem.retrieval.dense import EmbeddingCache
 from egomem.retrieval.encoder import TextEncoder
-from egomem.retrieval.search import EpisodeTurn, TurnCorpus, search
+from egomem.retrieval.search import TurnCorpus, search
 from egomem.retrieval.search_config import RECIPES, SearchFilters, TurnSearch
 from egomem.runtime.build import memory_manager
 from egomem.runtime.conversation_memory import memorize_conversation
@@ -120,16 +120,8 @@ def _ingest(
     conv: Conversation, manager: Any, sessions: int | None
 ) -> tuple[dict[tuple[str, int], str], dict[str, Any]]:
     """The conversation through the product's memory; (episode id, turn index) -> dia_id, and counts."""
-    groups: dict[int, list[Turn]] = defaultdict(list)
-    for t in conv.turns:
-        groups[t.session].append(t)
-    by_session = list(groups.values())
-    done = memorize_conversation(
-        manager,
-        [(session_time(ts[0].date), [EpisodeTurn(t.speaker, t.text) for t in ts]) for ts in by_session],
-        cause="locomo-qa ingest",
-        extract_sessions=sessions,
-    )
+    by_session, turns = episode_sessions(conv)
+    done = memorize_conversation(manager, turns, cause="locomo-qa ingest", extract_sessions=sessions)
     where = {
         (s.episode.id, i): ts[j].dia_id
         for s, ts in zip(done.sessions, by_session, strict=True)
