@@ -282,7 +282,7 @@ class EgoMem:
             elif by_voice is not None:  # the voice says who it is: no need to wait for a poll
                 self.timeline.add(end, "heard", text=text, user=by_voice, how="voice")
                 self.parts.retrieval.heard_speaker(by_voice)
-                self._learn_name_of(by_voice, text, end)
+                self._learn_name(text, start, end, by_voice)
             else:
                 self.timeline.add(end, "heard", text=text, user=current)
                 self.parts.retrieval.answering(None)
@@ -443,16 +443,7 @@ class EgoMem:
         with self._log_lock:
             return _majority([u for t, u in self._presence if start <= t <= end + lag])
 
-    def _learn_name_of(self, user: str, text: str, t: float) -> None:
-        try:
-            name = name_in(text, [u.name for u in self.parts.store.list_users() if u.name])
-        except EgomemError as exc:
-            self.timeline.add(t, "warning", text=f"could not read a name: {exc}")
-            return
-        if name is not None:
-            self._adopt_name(user, name, t)
-
-    def _learn_name(self, text: str, start: float, end: float) -> None:
+    def _learn_name(self, text: str, start: float, end: float, by_voice: str | None = None) -> None:
         """A user whose name memory lacks says it ("I'm Anna"): write it now, not after the
         session, and refresh Level 1 so the dialog model knows it at once.
 
@@ -461,13 +452,17 @@ class EgoMem:
         goes to the current user only when a poll during the utterance matched that user
         itself; otherwise it waits for the next user to become current (a newly enrolled
         person, typically) within `NAME_WAIT_POLLS` polls, and is dropped after that (the
-        session's extraction still finds it)."""
+        session's extraction still finds it). A turn attributed by its own voice (`by_voice`)
+        needs no poll: the name is that person's."""
         try:
             name = name_in(text, [u.name for u in self.parts.store.list_users() if u.name])
         except EgomemError as exc:
             self.timeline.add(end, "warning", text=f"could not read a name: {exc}")
             return
         if name is None:
+            return
+        if by_voice is not None:
+            self._adopt_name(by_voice, name, end)
             return
         user = self.parts.retrieval.current_user()
         interval = self.config.retrieval.poll_interval_s
