@@ -128,6 +128,12 @@ class PiperSynthesizer:
             from piper import PiperVoice, SynthesisConfig
         except ImportError as exc:
             raise ConfigError("the piper TTS needs the piper-tts package (pip install piper-tts)") from exc
+        if self.config.seed is not None:
+            import onnxruntime
+
+            # Read by the random ops when the session is built (process-wide: the seed of
+            # later sessions too; egomem's other ONNX models draw no random numbers).
+            onnxruntime.set_seed(self.config.seed)
         self._voice = PiperVoice.load(str(model))
         self._syn = SynthesisConfig(length_scale=self.config.length_scale)
         self._lock = threading.Lock()  # one ONNX session, used from the stream loop and the greeting thread

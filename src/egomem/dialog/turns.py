@@ -2,11 +2,16 @@
 of each finished utterance.
 
 A turn ends after `end_silence_s` of non-speech; very short blips are dropped. The
-detector keeps the audio of the turn in progress only (bounded by `max_turn_s`).
+detector keeps the audio of the turn in progress only (bounded by `max_turn_s`), and the
+VAD probabilities of the last `history_s` seconds: the episodic trigger reads the same
+Silero model over the same channel, and takes them from here instead of running it again
+over its whole open window every memory round.
 """
 
 from __future__ import annotations
 
+import threading
+from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,8 +39,15 @@ class TurnDetector:
         min_speech_s: float = 0.3,
         max_turn_s: float = 30.0,
         pad_s: float = 0.2,
+        history_s: float = 0.0,
     ) -> None:
         self._stream = vad.stream()
+        # VAD probabilities of the last `history_s` seconds, in fed pieces; window i of the
+        # stream starts at i * WINDOW_S.
+        self._history: deque[np.ndarray] = deque()
+        self._history_first = 0  # index of the first window in _history
+        self._history_windows = int(np.ceil(history_s / WINDOW_S)) if history_s > 0 else 0
+        self._history_lock = threading.Lock()  # fed by the stream, read by the memory process
         self.threshold = threshold
         self.end_silence_s = end_silence_s
         self.min_speech_s = min_speech_s
@@ -56,7 +68,9 @@ class TurnDetector:
         self._consumed += x.size
         self._trim()
         done: list[Utterance] = []
-        for p in self._stream.feed(x):
+        probs = self._stream.feed(x)
+        self._remember(probs)
+        for p in probs:
             t = self._t
             self._t += WINDOW_S
             voiced = p >= (self.threshold if self._start is None else self.threshold - 0.15)
@@ -74,6 +88,25 @@ class TurnDetector:
                 if utt is not None:
                     done.append(utt)
         return done
+
+    def _remember(self, probs: np.ndarray) -> None:
+        if self._history_windows == 0 or probs.size == 0:
+            return
+        with self._history_lock:
+            self._history.append(probs)
+            held = sum(p.size for p in self._history)
+            while self._history and held - self._history[0].size >= self._history_windows:
+                held -= self._history[0].size
+                self._history_first += self._history.popleft().size
+
+    def vad_since(self, sample: int) -> tuple[np.ndarray, int]:
+        """The VAD probabilities of every window from the one holding stream sample `sample`
+        to the newest, and the sample the first of them starts at; windows older than the
+        history kept are missing (the start says where they begin)."""
+        with self._history_lock:
+            first = max(sample // WINDOW, self._history_first)
+            held = np.concatenate(list(self._history)) if self._history else np.zeros(0, np.float32)
+            return held[first - self._history_first :], first * WINDOW
 
     def flush(self) -> list[Utterance]:
         """End of stream: close the turn in progress."""

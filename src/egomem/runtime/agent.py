@@ -43,6 +43,7 @@ from egomem.memory.items import SessionText, Turn
 from egomem.memory.manager import MemoryManager, SessionOutcome
 from egomem.memory.rules_extract import name_in
 from egomem.memory.social import adopt_name
+from egomem.memory.trigger.features import KnownVAD
 from egomem.perception.asr import Transcriber
 from egomem.perception.audio import SAMPLE_RATE
 from egomem.perception.vad import SileroVAD
@@ -66,7 +67,7 @@ UNKNOWN_VOICE = "?unknown-voice"
 
 
 class Trigger(Protocol):
-    def tag(self, listen16k: np.ndarray, speak16k: np.ndarray) -> np.ndarray: ...
+    def tag(self, listen16k: np.ndarray, speak16k: np.ndarray, vad: KnownVAD | None = None) -> np.ndarray: ...
 
 
 @dataclass
@@ -131,7 +132,8 @@ class EgoMem:
         self.timeline = timeline or Timeline()
         self.buffer = StreamBuffer(capacity_s=config.runtime.buffer_s)
         self.times = ProcessTimes()
-        self.turns = TurnDetector(parts.vad)
+        # The turn detector's VAD history also feeds the trigger (one Silero pass, not two).
+        self.turns = TurnDetector(parts.vad, history_s=config.runtime.buffer_s + 2 * config.runtime.memory_interval_s)
         # Transcribed user turns: (start, end, text, speaker by voice; None = the session's user).
         self._heard: list[tuple[float, float, str, str | None]] = []
         self._said: list[tuple[float, str]] = []  # the assistant's lines
@@ -410,7 +412,9 @@ class EgoMem:
             return
         if speak.size != listen.size:
             speak = np.resize(speak, listen.size) if speak.size else np.zeros_like(listen)
-        labels = self.parts.trigger.tag(listen, speak)
+        first = round(origin * SAMPLE_RATE)  # the window's first sample (origins are whole steps)
+        probs, vad_start = self.turns.vad_since(first)
+        labels = self.parts.trigger.tag(listen, speak, KnownVAD(probs, vad_start - first))
         # Not final while a continuation by the same person could still merge into it.
         margin = max(self.config.runtime.session_margin_s, self.config.runtime.session_merge_gap_s)
         spans = [(origin + a * STEP_S, origin + (b + 1) * STEP_S) for a, b in self.parts.sessions(labels)]

@@ -78,14 +78,29 @@ def step_db(audio: np.ndarray) -> np.ndarray:
     return (10 * np.log10(np.maximum(power, 1e-10))).astype(np.float32)
 
 
-def vad_per_step(probs: np.ndarray, steps: int) -> tuple[np.ndarray, np.ndarray]:
-    """Max and mean Silero probability of the 32 ms windows whose centre falls in each step."""
+@dataclass(frozen=True)
+class KnownVAD:
+    """Silero probabilities of the listening channel computed elsewhere (the dialog's turn
+    detector runs the same model over the same audio, its state carried from the stream's
+    start): window i starts at sample `start + i * 512`, counted from the start of the audio
+    they come with (negative: before it)."""
+
+    probs: np.ndarray
+    start: int
+
+
+def vad_per_step(probs: np.ndarray, steps: int, start: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Max and mean Silero probability of the 32 ms windows whose centre falls in each step
+    (window i starts at sample `start + i * 512`; windows centred outside the steps are left
+    out). Whole samples, so a centre on a step edge goes to the same step wherever the audio
+    was cut."""
     vmax = np.zeros(steps, dtype=np.float32)
     vsum = np.zeros(steps, dtype=np.float32)
     count = np.zeros(steps, dtype=np.float32)
     if probs.size:
-        centres = (np.arange(probs.size) + 0.5) * VAD_WINDOW / SAMPLE_RATE
-        idx = np.minimum((centres / STEP_S).astype(int), steps - 1)
+        centres = start + np.arange(probs.size, dtype=np.int64) * VAD_WINDOW + VAD_WINDOW // 2
+        inside = (centres >= 0) & (centres < steps * SAMPLES_PER_STEP)
+        probs, idx = probs[inside], centres[inside] // SAMPLES_PER_STEP
         np.maximum.at(vmax, idx, probs)
         np.add.at(vsum, idx, probs)
         np.add.at(count, idx, 1.0)
@@ -134,12 +149,17 @@ class FeatureExtractor:
 
         return cls(SileroVAD().probabilities, ResemblyzerEmbedder())
 
-    def __call__(self, listen: np.ndarray, speak: np.ndarray) -> np.ndarray:
+    def __call__(self, listen: np.ndarray, speak: np.ndarray, vad: KnownVAD | None = None) -> np.ndarray:
+        """`vad`: the listening channel's VAD when already computed; used when it covers the
+        audio from its start (else Silero runs here)."""
         la, sa = check_channels(listen, speak)
         steps = la.size // SAMPLES_PER_STEP
         if steps == 0:
             return np.zeros((0, N_FEATURES), dtype=np.float32)
-        vmax, vmean = vad_per_step(self.vad_probs(la), steps)
+        if vad is not None and vad.start <= VAD_WINDOW // 2:
+            vmax, vmean = vad_per_step(np.asarray(vad.probs, np.float32), steps, vad.start)
+        else:
+            vmax, vmean = vad_per_step(self.vad_probs(la), steps)
         ldb, sdb = step_db(la), step_db(sa)
         speak_active = (sdb > SPEAK_ACTIVE_DB).astype(np.float32)
         change = self._speaker_change(la, vmean, speak_active)

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from egomem.errors import InputError
-from egomem.memory.trigger.features import FEATURE_NAMES, N_FEATURES, STEP_S, FeatureExtractor
+from egomem.memory.trigger.features import FEATURE_NAMES, N_FEATURES, STEP_S, FeatureExtractor, KnownVAD
 from egomem.memory.trigger.metrics import Span, labels_from_sessions
 from egomem.providers import BuildContext
 from egomem.registry import ProviderConfig
@@ -91,7 +91,7 @@ class StreamRuleTrigger:
     def from_config(cls, cfg: ProviderConfig, ctx: BuildContext) -> StreamRuleTrigger:
         return cls()
 
-    def tag(self, listen16k: np.ndarray, speak16k: np.ndarray) -> np.ndarray:
+    def tag(self, listen16k: np.ndarray, speak16k: np.ndarray, vad: KnownVAD | None = None) -> np.ndarray:
         if self._extractor is None:
             self._extractor = FeatureExtractor.default()
-        return self.rules.tag_features(self._extractor(listen16k, speak16k))
+        return self.rules.tag_features(self._extractor(listen16k, speak16k, vad))

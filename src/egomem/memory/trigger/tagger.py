@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from egomem.errors import InputError
-from egomem.memory.trigger.features import N_FEATURES, FeatureExtractor
+from egomem.memory.trigger.features import N_FEATURES, FeatureExtractor, KnownVAD
 from egomem.memory.trigger.metrics import sessions
 from egomem.perception.threads import torch_single_thread
 from egomem.providers import BuildContext
@@ -87,9 +87,10 @@ class EpisodicTrigger:
             self._extractor = FeatureExtractor.default()
         return self._extractor
 
-    def tag(self, listen16k: np.ndarray, speak16k: np.ndarray) -> np.ndarray:
-        """Labels (int8, one per 80 ms step) for the two 16 kHz mono channels."""
-        return self.tag_features(self.extractor(listen16k, speak16k))
+    def tag(self, listen16k: np.ndarray, speak16k: np.ndarray, vad: KnownVAD | None = None) -> np.ndarray:
+        """Labels (int8, one per 80 ms step) for the two 16 kHz mono channels (`vad`: the
+        listening channel's VAD when already computed)."""
+        return self.tag_features(self.extractor(listen16k, speak16k, vad))
 
     def tag_features(self, feats: np.ndarray) -> np.ndarray:
         return viterbi(np.log(np.maximum(self.posteriors(feats), 1e-9)), self.start_penalty)
