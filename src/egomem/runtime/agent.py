@@ -445,7 +445,7 @@ class EgoMem:
         # short session is attributed by what the polls decided just after it too.
         lag = 3 * self.config.retrieval.poll_interval_s
         with self._log_lock:
-            return _majority([u for t, u in self._presence if start <= t <= end + lag])
+            return _majority([(u, start <= t <= end) for t, u in self._presence if start <= t <= end + lag])
 
     def _learn_name(self, text: str, start: float, end: float, by_voice: str | None = None) -> None:
         """A user whose name memory lacks says it ("I'm Anna"): write it now, not after the
@@ -565,6 +565,14 @@ class EgoMem:
             self.parts.retrieval.refresh_level1()
 
 
-def _majority(ids: list[str | None]) -> str | None:
-    known = [u for u in ids if u is not None]
-    return max(set(known), key=known.count) if known else None
+def _majority(polls: list[tuple[str | None, bool]]) -> str | None:
+    """The user most polls saw (polls: user, whether the poll fell inside the session itself
+    rather than in the lag after it). A tie goes to more polls inside the session, then to the
+    later user (identity is debounced: the newest poll is the surest). Never to set or hash
+    order: that differs between processes and made a replayed recording's memory differ."""
+    score: dict[str, tuple[int, int, int]] = {}
+    for i, (user, inside) in enumerate(polls):
+        if user is not None:
+            n, n_in, _ = score.get(user, (0, 0, 0))
+            score[user] = (n + 1, n_in + int(inside), i)
+    return max(score, key=lambda u: score[u]) if score else None
