@@ -26,7 +26,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str,
     cfg = load_config(data_dir=tmp_path_factory.mktemp("serve"), environ={"EGOMEM_LLM__PROVIDER": "rules"})
     reg = TenantRegistry(cfg)
     _, key = reg.create("home")
-    with live_app(create_app(cfg, reg)) as port:
+    app = create_app(cfg, reg)
+    app.state.models.load_all()  # as `egomem serve` does before devices connect
+    with live_app(app) as port:
         yield f"ws://127.0.0.1:{port}", key, reg
     reg.close()
 

@@ -297,6 +297,7 @@ def serve(c: Context, host: str | None, port: int | None) -> None:
     from egomem.server.app import create_app
 
     app = create_app(c.config)
+    app.state.models.load_all()  # before devices connect (see Models.load_all)
     uvicorn.run(app, host=host or c.config.server.host, port=port or c.config.server.port, log_level="info")
 
 

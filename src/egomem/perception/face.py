@@ -147,6 +147,10 @@ class FaceEncoder:
             self._shape = dlib.shape_predictor(str(files["shape_predictor_5_face_landmarks.dat"]))
             self._encoder = dlib.face_recognition_model_v1(str(files["dlib_face_recognition_resnet_model_v1.dat"]))
 
+    def load(self) -> None:
+        """Load dlib's models now instead of on first use."""
+        self._ensure_loaded()
+
     def detect(self, image: Any, *, bgr: bool = False) -> list[FaceBox]:
         """Face boxes in full-resolution pixels, largest first (empty list: no face)."""
         rgb = to_rgb_uint8(image, bgr=bgr)

@@ -52,6 +52,11 @@ class VoiceEncoder:
                     self._vad = SileroVAD()
         return self._vad
 
+    def load(self) -> None:
+        """Load both models now instead of on first use."""
+        _ = self.vad
+        self._encoder()
+
     def _encoder(self) -> Any:
         if self._model is None:
             with self._load_lock:

@@ -81,6 +81,18 @@ class Models:
 
         return load_cohort()
 
+    def load_all(self) -> Models:
+        """Load every model now rather than on first use. A server does this before it
+        accepts devices: loading in a device's first session held the GIL long enough, on a
+        busy machine, for the event loop to miss the client's keepalive pings (> 20 s) and
+        drop the connection."""
+        for name in ("vad", "text", "transcriber", "speech", "voice_cohort"):
+            getattr(self, name)
+        self.face.load()
+        self.voice.load()
+        _ = getattr(self.trigger, "extractor", None)  # the model trigger builds its features' models lazily
+        return self
+
 
 class _Enroller:
     """A person seen/heard steadily but matched by nobody becomes a provisional user with
