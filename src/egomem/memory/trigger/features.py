@@ -18,7 +18,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from egomem.errors import InputError
-from egomem.perception.audio import SAMPLE_RATE
 from egomem.perception.threads import torch_single_thread
 from egomem.perception.vad import WINDOW as VAD_WINDOW
 from egomem.stream.clock import SAMPLES_PER_STEP, STEP_S  # the full-duplex step (12.5 steps/s)
