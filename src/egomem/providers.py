@@ -163,9 +163,12 @@ class SQLiteStoreConfig(ProviderConfig):
 
 class PostgresStoreConfig(ProviderConfig):
     dsn: str = ""  # postgresql://user:pass@host:port/db
+    # The schema the store works in (created if missing): several fleets or benchmarks in one
+    # database. Empty: the DSN's search_path (usually public).
+    schema_name: str = ""
     connect_timeout_s: int = Field(default=10, ge=1)
     # pgvector HNSW search breadth (recall vs latency), per connection.
-    ef_search: int = Field(default=200, ge=1)  # = store.postgres.DEFAULT_EF_SEARCH
+    ef_search: int = Field(default=40, ge=1)  # = store.postgres.DEFAULT_EF_SEARCH
 
 
 STORE = registry("store")

@@ -57,3 +57,33 @@ def test_bench_store_keys_from_real_faces(tmp_path: Path) -> None:
 def test_bench_store_bad_options(extra: dict[str, str], message: str) -> None:
     with pytest.raises(InputError, match=message):
         run_bench("store", BenchOptions(quick=True, extra={"dsn": "", **extra}))
+
+
+@pytest.mark.postgres
+@pytest.mark.skipif(not PG_DSN, reason="EGOMEM_TEST_PG_DSN is not set")
+def test_bench_store_keeps_a_schema_and_measures_it_again(tmp_path: Path) -> None:
+    """keep=1 then schema=NAME: the second run loads nothing and finds the same keys; ef_search is chosen on
+    dev queries and reported with the test queries' figures."""
+    from egomem.store.postgres import PostgresStore
+
+    extra = {"sizes": "300", "queries": "20", "writes": "3", "dsn": PG_DSN, "backends": "postgres", "ef_sweep": "40"}
+    run_bench("store", BenchOptions(json_path=tmp_path / "a.json", quick=True, extra={**extra, "keep": "1"}))
+    first = json.loads((tmp_path / "a.json").read_text())["metrics"]
+    schema = first["postgres_300_schema"]
+    try:
+        assert first["postgres_300_ef_chosen"] in (40, first["pg_ef_search"])
+        assert first["postgres_300_chosen_ident_top1_agree"] >= 0.9
+        again = BenchOptions(json_path=tmp_path / "b.json", quick=True, extra={**extra, "schema": schema})
+        run_bench("store", again)
+        second = json.loads((tmp_path / "b.json").read_text())["metrics"]
+        assert "postgres_300_load_s" not in second and "postgres_300_index_s" not in second  # nothing loaded
+        assert second["postgres_300_ident_top1_agree"] >= 0.9
+        with pytest.raises(InputError, match="does not hold"):  # another size's keys are not in it
+            run_bench("store", BenchOptions(quick=True, extra={**extra, "sizes": "299", "schema": schema}))
+    finally:
+        PostgresStore(PG_DSN, schema=schema).drop_schema()
+
+
+def test_bench_store_schema_needs_one_postgres_size() -> None:
+    with pytest.raises(InputError, match="one size and backends=postgres"):
+        run_bench("store", BenchOptions(quick=True, extra={"dsn": "", "sizes": "100,200", "schema": "bench_x"}))

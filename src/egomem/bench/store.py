@@ -22,9 +22,21 @@ sets under the data root, jittered (bench/_face_keys.py). PostgreSQL runs when a
 dropped at the end. Options: `--set sizes=10000,100000 queries=100 writes=300 full=1
 ef_search=N ef_sweep=100,400 backends=sqlite,postgres keys=faces build_mem_mb=2048`
 (ef_search: the HNSW candidate list, the driver's default otherwise; ef_sweep: identification
-measured again on the same PostgreSQL keys at these ef_search values, each on fresh queries,
-as `postgres_N_efE_ident_*`; build_mem_mb: PostgreSQL's maintenance_work_mem for the HNSW
+measured again on the same PostgreSQL keys and queries at these ef_search values, as
+`postgres_N_efE_ident_*`; build_mem_mb: PostgreSQL's maintenance_work_mem for the HNSW
 build, which is much slower once its graph outgrows it).
+
+ef_search is chosen on dev queries, never on the reported ones: a second set of queries from
+its own generator (seed N + DEV_SEED_OFFSET) runs before every timed pass (it also warms the
+caches, as a serving database is warm), and `postgres_N_ef_chosen` is the smallest breadth
+whose dev top-1 agreement reaches TARGET_AGREE; `postgres_N_chosen_ident_*` are the test
+queries' figures at that breadth.
+
+`--set keep=1` leaves the loaded and indexed PostgreSQL schema in place (its name in the
+notes and as `postgres_N_schema`); `--set schema=NAME` measures such a kept schema again
+without loading or indexing (one size, backends=postgres; it checks that the schema holds
+this size's keys), so that a change to the search path is measured at 1M without another
+half-hour HNSW build. Drop a kept schema yourself when done (DROP SCHEMA NAME CASCADE).
 """
 
 from __future__ import annotations
@@ -54,6 +66,9 @@ from egomem.store.vectors import exact_nearest, nearest_keys
 DIM = 128
 MODEL = "dlib_resnet_v1"
 K = 5
+# ef_search is chosen as the smallest breadth whose dev-query top-1 agreement reaches this (issue #15).
+TARGET_AGREE = 0.99
+DEV_SEED_OFFSET = 7_919  # dev queries: default_rng(n + this), disjoint from the test queries' generator
 
 
 def _int_option(options: BenchOptions, key: str, default: int) -> int:
@@ -110,7 +125,10 @@ Reopen = Callable[[int], MemoryStore]
 
 
 @contextlib.contextmanager
-def _open(backend: str, dsn: str, ef_search: int | None) -> Iterator[tuple[MemoryStore, Reopen | None]]:
+def _open(
+    backend: str, dsn: str, ef_search: int | None, schema: str | None = None, keep: bool = False
+) -> Iterator[tuple[MemoryStore, Reopen | None]]:
+    """A fresh store; with `schema` (PostgreSQL) a kept one, loaded by an earlier run; `keep` leaves it in place."""
     if backend == "sqlite":
         with tempfile.TemporaryDirectory() as tmp:
             lite = SQLiteStore(Path(tmp) / "bench.db")
@@ -121,12 +139,15 @@ def _open(backend: str, dsn: str, ef_search: int | None) -> Iterator[tuple[Memor
         return
     from egomem.store.postgres import PostgresStore
 
-    schema = f"bench_{uuid.uuid4().hex[:10]}"
-    pg = PostgresStore(dsn, schema=schema, **({} if ef_search is None else {"ef_search": ef_search}))
+    name = schema or f"bench_{uuid.uuid4().hex[:10]}"
+    pg = PostgresStore(dsn, schema=name, **({} if ef_search is None else {"ef_search": ef_search}))
     try:
-        yield pg, lambda ef: PostgresStore(dsn, schema=schema, ef_search=ef)
+        yield pg, lambda ef: PostgresStore(dsn, schema=name, ef_search=ef)
     finally:
-        pg.drop_schema()
+        if keep or schema is not None:
+            pg.close()
+        else:
+            pg.drop_schema()
 
 
 def _rows(n: int, vectors: np.ndarray) -> dict[str, tuple[list[str], list[tuple[Any, ...]]]]:
@@ -166,20 +187,18 @@ def _bulk_load(store: MemoryStore, n: int, vectors: np.ndarray, build_mem_mb: in
     return {"load_s": load_s, "index_s": time.perf_counter() - t0}
 
 
-def _measure_identify(
-    store: MemoryStore, key_ids: list[int], users: list[str], centres: np.ndarray, queries: list[np.ndarray]
-) -> dict[str, float]:
-    """The session's face search (PersonIdentifier.match_face) against exact search of the same keys."""
+def _measure_identify(store: MemoryStore, queries: list[np.ndarray], exact_users: list[str]) -> dict[str, float]:
+    """The session's face search (PersonIdentifier.match_face) against exact search of the same keys
+    (`exact_users`: each query's nearest user by exact search)."""
     t0 = time.perf_counter()
     ident = PersonIdentifier(store, Config())  # in process: reads every key; with native search: nothing
     m = {"ident_start_s": time.perf_counter() - t0}
     lat, agree = [], 0
-    for q in queries:
+    for q, want in zip(queries, exact_users, strict=True):
         t0 = time.perf_counter()
         got = ident.match_face(FaceObservation(q, (0, 1, 1, 0)))
         lat.append(time.perf_counter() - t0)
-        want = exact_nearest(key_ids, users, centres, q, 1, "l2")
-        agree += bool(got) and got[0].user_id == want[0].user_id
+        agree += bool(got) and got[0].user_id == want
     m["ident_p50_ms"], m["ident_p95_ms"] = _pct(lat)
     m["ident_top1_agree"] = agree / len(queries)
     return m
@@ -222,6 +241,46 @@ class _Keys:
         return query_near(key, rng)
 
 
+def _loaded_keys(store: MemoryStore, n: int, centres: np.ndarray, reuse: bool) -> list[int]:
+    """Key ids of the N bulk-loaded keys; a kept schema must hold exactly the keys this seed makes."""
+    key_ids, _, matrix = store.keys.matrix(Modality.FACE, MODEL)
+    if reuse and (len(key_ids) < n or not np.array_equal(matrix[:n], centres)):
+        raise InputError(f"the kept schema does not hold the {n} keys of this size and seed: load it again")
+    return key_ids[:n]  # a kept schema also holds the keys an earlier run's write test added
+
+
+def _sweep(
+    reopen: Reopen | None, efs: list[int], measure: Callable[[MemoryStore], dict[str, float]]
+) -> dict[str, float]:
+    """Identification again at other HNSW search breadths, on the same dev and test queries."""
+    out: dict[str, float] = {}
+    for ef in efs:
+        if reopen is None:  # SQLite: exact, nothing to sweep
+            break
+        other = reopen(ef)
+        try:
+            out.update({f"ef{ef}_{k}": v for k, v in measure(other).items() if k != "ident_start_s"})
+        finally:
+            other.close()
+    return out
+
+
+def _choose_ef(m: dict[str, float], default_ef: int | None, efs: list[int]) -> dict[str, float]:
+    """The smallest ef_search whose top-1 agreement on the dev queries reaches TARGET_AGREE (else the
+    best-agreeing one), with its test-query figures: the reported figures never chose the breadth."""
+    dev = {ef: m[f"ef{ef}_dev_top1_agree"] for ef in efs}
+    if default_ef is not None:
+        dev[default_ef] = m["dev_top1_agree"]
+    if not dev:
+        return {}
+    good = [ef for ef in sorted(dev) if dev[ef] >= TARGET_AGREE]
+    ef = good[0] if good else max(sorted(dev), key=lambda e: dev[e])
+    prefix = "" if ef == default_ef else f"ef{ef}_"
+    chosen = {"ef_chosen": float(ef)}
+    chosen.update({f"chosen_{k}": m[prefix + k] for k in ("ident_p50_ms", "ident_p95_ms", "ident_top1_agree")})
+    return chosen
+
+
 def _measure(
     store: MemoryStore,
     n: int,
@@ -230,37 +289,46 @@ def _measure(
     rng: np.random.Generator,
     build_mem_mb: int | None,
     sweep: tuple[Reopen | None, list[int]] = (None, []),
+    reuse: bool = False,
 ) -> dict[str, float]:
     n_queries, n_writes = counts
     centres = keys.people(n, rng)
-    m: dict[str, float] = _bulk_load(store, n, centres, build_mem_mb)
-    key_ids, _, _ = store.keys.matrix(Modality.FACE, MODEL)
+    # A kept schema was loaded and indexed by an earlier run with the same size and seed: no load figures.
+    m: dict[str, float] = {} if reuse else _bulk_load(store, n, centres, build_mem_mb)
+    key_ids = _loaded_keys(store, n, centres, reuse)
     users = [f"u_{i:016x}" for i in range(n)]  # the bulk load inserted keys in user order
 
     search_s, hits, top1 = [], 0, 0
     queries = [keys.query(centres[target], rng) for target in rng.integers(0, n, n_queries)]
-    for query in queries:
+    # Dev queries, from their own generator: they pick ef_search and warm the caches before every timed pass.
+    dev_rng = np.random.default_rng(n + DEV_SEED_OFFSET)
+    dev = [keys.query(centres[target], dev_rng) for target in dev_rng.integers(0, n, n_queries)]
+
+    # Exact search once per query (a million keys: ~0.1 s each), shared by every pass and breadth.
+    exact = [exact_nearest(key_ids, users, centres, query, K, "l2") for query in queries]
+    exact_dev = [exact_nearest(key_ids, users, centres, query, 1, "l2")[0].user_id for query in dev]
+
+    def identify(on: MemoryStore) -> dict[str, float]:
+        warm = _measure_identify(on, dev, exact_dev)
+        test = _measure_identify(on, queries, [w[0].user_id for w in exact])
+        return {"dev_top1_agree": warm["ident_top1_agree"], **test}
+
+    for query in dev:  # warm-up, untimed
+        nearest_keys(store, Modality.FACE, query, K)
+    for query, want in zip(queries, exact, strict=True):
         t0 = time.perf_counter()
         got = nearest_keys(store, Modality.FACE, query, K)
         search_s.append(time.perf_counter() - t0)
-        want = exact_nearest(key_ids, users, centres, query, K, "l2")
         hits += len({g.key_id for g in got} & {w.key_id for w in want})
         top1 += bool(got) and got[0].key_id == want[0].key_id
     m["search_p50_ms"], m["search_p95_ms"] = _pct(search_s)
     m["recall_at_5"] = hits / (K * n_queries)
     m["top1_agree"] = top1 / n_queries  # the nearest key is what identification thresholds
-    m.update(_measure_identify(store, key_ids, users, centres, queries))
+    m.update(identify(store))
     reopen, breadths = sweep
-    for ef in breadths:  # other search breadths, on fresh queries
-        if reopen is None:  # SQLite: exact, nothing to sweep
-            break
-        other = reopen(ef)
-        try:
-            fresh = [keys.query(centres[target], rng) for target in rng.integers(0, n, n_queries)]
-            swept = _measure_identify(other, key_ids, users, centres, fresh)
-        finally:
-            other.close()
-        m.update({f"ef{ef}_{k}": v for k, v in swept.items() if k != "ident_start_s"})
+    m.update(_sweep(reopen, breadths, identify))
+    if reopen is not None:
+        m.update(_choose_ef(m, getattr(store, "ef_search", None), breadths))
 
     picks = iter(rng.integers(0, n, n_queries))
 
@@ -300,6 +368,9 @@ def run(options: BenchOptions) -> BenchResult:
     keys = _Keys(options.extra.get("keys", "gaussian"), options)
     build_mem_mb = _int_option(options, "build_mem_mb", 0) or None
     ef_sweep = _int_list(options, "ef_sweep")
+    keep, schema = options.extra.get("keep") == "1", options.extra.get("schema") or None
+    if schema is not None and (len(sizes) != 1 or backends != ["postgres"]):
+        raise InputError("--set schema= reuses one kept PostgreSQL schema: give one size and backends=postgres")
     metrics: dict[str, Any] = {"sizes": sizes, "queries": n_queries, "writes": n_writes, "backends": backends}
     metrics["keys"] = keys.kind
     if keys.real is not None:
@@ -317,14 +388,17 @@ def run(options: BenchOptions) -> BenchResult:
     rows: list[list[Any]] = []
     for n in sizes:
         for backend in backends:
-            with _open(backend, dsn, ef_search) as (store, reopen):
+            with _open(backend, dsn, ef_search, schema, keep) as (store, reopen):
                 rng = np.random.default_rng(n)
-                m = _measure(store, n, (n_queries, n_writes), keys, rng, build_mem_mb, (reopen, ef_sweep))
+                sweep = (reopen, ef_sweep)
+                m = _measure(store, n, (n_queries, n_writes), keys, rng, build_mem_mb, sweep, schema is not None)
+                if backend == "postgres" and (keep or schema):
+                    metrics[f"postgres_{n}_schema"] = getattr(store, "schema", "")
             metrics.update({f"{backend}_{n}_{k}": v for k, v in m.items()})
             cells = ["search_p50_ms", "search_p95_ms", "top1_agree", "recall_at_5", "read_p50_ms", "read_p95_ms"]
             cells += ["ident_p50_ms", "ident_p95_ms", "ident_top1_agree", "ident_start_s"]
             cells += ["write_p50_ms", "write_p95_ms", "writes_per_s", "load_s", "index_s"]
-            rows.append([backend, n, *(m[c] for c in cells)])
+            rows.append([backend, n, *(m.get(c, "kept") for c in cells)])  # kept schema: no load, no build
     with contextlib.suppress(OSError):
         metrics["load_avg_end"] = os.getloadavg()[0]
     header = ["backend", "users/keys", "search p50 ms", "search p95 ms", "top-1 = exact", "recall@5", "read p50 ms"]
@@ -341,6 +415,17 @@ def run(options: BenchOptions) -> BenchResult:
         f"1-min load average: {metrics.get('load_avg_start', float('nan')):.2f} at the start,"
         f" {metrics.get('load_avg_end', float('nan')):.2f} at the end (this machine: 2 shared cores)",
     ]
+    for n in sizes:
+        pre = f"postgres_{n}_"
+        if pre + "ef_chosen" in metrics:
+            notes.append(
+                f"PostgreSQL {n}: ef_search {metrics[pre + 'ef_chosen']:.0f} chosen on {n_queries} dev queries"
+                f" (smallest with top-1 agreement >= {TARGET_AGREE}); on the test queries identify p50"
+                f" {metrics[pre + 'chosen_ident_p50_ms']:.1f} ms, p95 {metrics[pre + 'chosen_ident_p95_ms']:.1f}"
+                f" ms, top-1 = exact {metrics[pre + 'chosen_ident_top1_agree']:.3f}"
+            )
+        if f"postgres_{n}_schema" in metrics:
+            notes.append(f"PostgreSQL {n}: schema {metrics[f'postgres_{n}_schema']} kept (reuse: --set schema=NAME)")
     if not dsn:
         notes.append("PostgreSQL not measured: no DSN (--set dsn=..., EGOMEM_STORE__DSN or EGOMEM_TEST_PG_DSN)")
     if options.extra.get("full") != "1" and not options.quick and "sizes" not in options.extra:

@@ -97,7 +97,20 @@ class Database:
                 raise
             self._depth -= 1
             if outer:
-                self.execute(_COMMIT)
+                self._commit()
+
+    def _commit(self) -> None:
+        try:
+            self.execute(_COMMIT)
+        except StoreError as exc:
+            conn = self._conn
+            if conn is not None and (conn.closed or conn.invalidated):
+                # The COMMIT may have reached the server before the connection went: unlike a
+                # loss earlier in the transaction, nobody can say whether it was applied.
+                raise StoreError(
+                    f"lost the connection to {self.where} while committing: the change may or may not be stored"
+                ) from exc
+            raise
 
     @property
     def in_transaction(self) -> bool:
@@ -126,6 +139,11 @@ class Database:
         building a name mapping per row costs about three times the fetch itself (100k keys)."""
         return self._run(statement, params, fetch="tuples")
 
+    def fetch_sql(self, sql: str, params: Mapping[str, Any]) -> list[Sequence[Any]]:
+        """Run the driver's own SQL text (no SQLAlchemy compilation) and return its rows as tuples:
+        for the one statement run on every poll (store/hnsw.py nearest_sql)."""
+        return self._run(sql, params, fetch="tuples")
+
     def first(self, statement: sa.Executable, params: Params = None) -> RowMapping | None:
         rows = self.fetch(statement, params)
         return rows[0] if rows else None
@@ -139,12 +157,15 @@ class Database:
                 raise self._error(exc) from exc
 
     def _run(
-        self, statement: sa.Executable, params: Params, *, fetch: Literal["mappings", "tuples"] | None
+        self, statement: sa.Executable | str, params: Params, *, fetch: Literal["mappings", "tuples"] | None
     ) -> list[Any]:
         with self._lock:
             conn = self.connection()
             try:
-                result = conn.execute(statement, params)
+                if isinstance(statement, str):
+                    result = conn.exec_driver_sql(statement, params)
+                else:
+                    result = conn.execute(statement, params)
                 if fetch is None or not result.returns_rows:
                     return []
                 if fetch == "mappings":

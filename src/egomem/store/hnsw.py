@@ -13,11 +13,12 @@ synthetic keys the nearest key was found for 98% of queries instead of 83% (buil
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, lru_cache
 
 import numpy as np
 import sqlalchemy as sa
 from pgvector.sqlalchemy import VECTOR
+from sqlalchemy.dialects.postgresql.psycopg import dialect as psycopg_dialect
 
 from egomem.encoders import EncoderSpec, all_encoders, encoder, known
 from egomem.schemas import Modality
@@ -88,3 +89,23 @@ def nearest_statement(modality: Modality, model: str, metric_operator: str, quer
     query_param = sa.bindparam("query", query, type_=VECTOR())
     distance = column.op(metric_operator, return_type=sa.Float)(query_param).label("distance")
     return sa.select(identity_keys.c.id, identity_keys.c.user_id, distance).where(where).order_by(distance).limit(k)
+
+
+@lru_cache(maxsize=64)
+def nearest_sql(spec: EncoderSpec, k: int) -> str:
+    """nearest_statement of an HNSW-indexed encoder as the driver's SQL text, compiled once per encoder
+    and k: identification runs it on every poll, and building and compiling the SQLAlchemy statement
+    cost more than the index scan. The query vector is `%(query)b`, pgvector's binary format
+    (PostgresStore registers its dumper): no 128 numbers formatted as text and parsed back. k is a
+    literal, so that a plan psycopg prepares for the statement still knows how few rows it wants."""
+    if spec.index != "hnsw":
+        raise ValueError(f"{spec.name} has no HNSW index")
+    statement = nearest_statement(spec.modality, spec.name, spec.pg_operator, np.zeros(1, np.float32), k)
+    compiled = statement.compile(dialect=psycopg_dialect(), compile_kwargs={"render_postcompile": True})
+    text = str(compiled)
+    for name in compiled.params:  # the LIMIT is the only parameter besides the query: the predicate is literal
+        if name != "query":
+            text = text.replace(f"%({name})s", str(int(k)))
+    if "%(query)s" not in text or "%(" in text.replace("%(query)s", ""):
+        raise AssertionError(f"unexpected nearest-keys SQL: {text}")
+    return text.replace("%(query)s", "%(query)b")

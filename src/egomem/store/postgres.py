@@ -21,8 +21,10 @@ import numpy as np
 import psycopg
 import sqlalchemy as sa
 from pgvector import Vector
+from pgvector.psycopg.vector import VectorBinaryDumper
 from psycopg import sql as pgsql
 from psycopg.conninfo import conninfo_to_dict
+from psycopg.types import TypeInfo
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.pool import NullPool
 
@@ -35,10 +37,12 @@ from egomem.store.db import Database, first_line
 if TYPE_CHECKING:
     from egomem.providers import BuildContext, PostgresStoreConfig
 
-# HNSW candidate list per search (pgvector's default is 40). Calibrated with `egomem bench store
-# --set sizes=20000` (synthetic 128-d keys, seed 20000): the nearest key agreed with exact search
-# for 81% of queries at 40, 95% at 100, 99% at 200, for +3.5 ms p50; the reported sizes are others.
-DEFAULT_EF_SEARCH = 200
+# HNSW candidate list per search (pgvector's default is 40). Chosen on dev queries by `egomem bench store
+# --set keys=faces` (keys from real dlib descriptors, jittered; the dev queries are not the reported ones):
+# at 100k and 1M keys the nearest user agreed with exact search for 200/200 dev queries at 40, as at 100
+# and 200, and 40 is the fastest (benchmarks/results/store_1m.json). Gaussian keys are harder (20k: 81% at
+# 40), but faces are what is searched. A search for more keys than this continues past it (_search_past_ef).
+DEFAULT_EF_SEARCH = 40
 _SCHEMA_FIRST = set(string.ascii_lowercase + "_")
 _SCHEMA_CHARS = _SCHEMA_FIRST | set(string.digits)
 
@@ -55,6 +59,26 @@ def redact(dsn: str) -> str:
     except psycopg.Error:
         return "<malformed DSN>"
     return f"{info.get('host', 'localhost')}:{info.get('port', 5432)}/{info.get('dbname', '')}"
+
+
+def _search_past_ef(conn: psycopg.Connection[Any]) -> None:
+    """A search for more keys than ef_search (the s-norm cohort asks for top_n + 32 = 132) goes on through
+    the graph instead of stopping at ef_search rows: pgvector 0.8's iterative scan, in strict distance
+    order. A search within ef_search (identification asks for 32) is the same scan as without it."""
+    row = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
+    version = tuple(int(p) for p in str(row[0]).split(".")[:2] if p.isdigit()) if row else ()
+    if version >= (0, 8):
+        conn.execute("SET hnsw.iterative_scan = strict_order")
+
+
+def _send_vectors_binary(conn: psycopg.Connection[Any]) -> None:
+    """pgvector `Vector` parameters go in pgvector's binary format (`%(name)b`; the nearest-keys query,
+    store/hnsw.py nearest_sql). Only the Vector class: numpy arrays and loaded columns keep their
+    adapters, so every other statement is unchanged."""
+    info = TypeInfo.fetch(conn, "vector")
+    if info is None:
+        raise psycopg.ProgrammingError("the vector type is missing")
+    conn.adapters.register_dumper(Vector, type("VectorBinary", (VectorBinaryDumper,), {"oid": info.oid}))
 
 
 class PostgresStore(MemoryStore):
@@ -91,7 +115,8 @@ class PostgresStore(MemoryStore):
     def from_config(cls, cfg: PostgresStoreConfig, ctx: BuildContext) -> PostgresStore:
         if not cfg.dsn.strip():
             raise ConfigError("store.backend = 'postgres' needs store.dsn (or EGOMEM_STORE__DSN)")
-        return cls(cfg.dsn, connect_timeout_s=cfg.connect_timeout_s, ef_search=cfg.ef_search)
+        schema = cfg.schema_name or None
+        return cls(cfg.dsn, schema=schema, connect_timeout_s=cfg.connect_timeout_s, ef_search=cfg.ef_search)
 
     # -- connection ----------------------------------------------------------------
     def _connect(self) -> psycopg.Connection[Any]:
@@ -113,8 +138,12 @@ class PostgresStore(MemoryStore):
             if conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone() is None:
                 with conn.transaction():  # same race as the schema's, on pg_extension
                     conn.execute("SELECT pg_advisory_xact_lock(hashtext('egomem-extension:vector'))")
-                    conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+                    # In public, never in the store's own schema (first on the search_path): there
+                    # other schemas would not see its type, and dropping the schema would drop it.
+                    conn.execute("CREATE EXTENSION IF NOT EXISTS vector SCHEMA public")
             conn.execute(pgsql.SQL("SET hnsw.ef_search = {}").format(pgsql.Literal(self.ef_search)))
+            _search_past_ef(conn)
+            _send_vectors_binary(conn)
         except psycopg.Error as exc:
             conn.close()
             raise StoreError(
@@ -153,7 +182,9 @@ class PostgresStore(MemoryStore):
     def create_vector_indexes(self) -> None:
         with self.transaction():
             self._ddl(hnsw.ensure_hnsw_indexes)
-        self.db.execute(sa.text("ANALYZE"))
+        # This store's own table only: a bare ANALYZE visits every schema's tables, and waits for any
+        # HNSW build running in another (a million-key build holds its table for half an hour).
+        self.db.execute(sa.text("ANALYZE identity_keys"))
 
     def _ddl(self, step: Callable[[sa.Connection], None]) -> None:
         try:

@@ -91,9 +91,16 @@ def nearest_keys(
     if not store.capabilities.native_vector_search:
         ids, users, matrix = store.keys.matrix(modality, model)
         return exact_nearest(ids, users, matrix, query, k, metric.metric)
-    from egomem.store.hnsw import nearest_statement  # pgvector: the `postgres` extra
+    from egomem.store.hnsw import nearest_sql, nearest_statement  # pgvector: the `postgres` extra
 
-    stored = store.keys.stored_dim(modality, model)
+    if metric.index == "hnsw" and metric.name == model and query.size == metric.dim:
+        # A known encoder's keys all have its dimension (add refuses others): no query to check it. One
+        # round trip, binary query vector, SQL compiled once (identification runs this on every poll).
+        from pgvector import Vector
+
+        found = store.db.fetch_sql(nearest_sql(metric, k), {"query": Vector(query)})
+        return [KeyMatch(int(key_id), str(user_id), float(dist)) for key_id, user_id, dist in found]
+    stored = store.keys.stored_dim(modality, model)  # other models, and a query of the wrong size
     if stored is None:
         return []
     if stored != query.size:

@@ -1,0 +1,49 @@
+"""`[store] schema_name` (EGOMEM_STORE__SCHEMA_NAME): the PostgreSQL schema a server's memory lives in,
+so several workers of one fleet (`bench serve --set workers=2`) share one, and others stay apart."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from egomem.config import load_config
+from egomem.errors import StoreError
+from egomem.store import open_store
+
+from .conftest import PG_DSN
+
+psycopg = pytest.importorskip("psycopg")
+pytestmark = [pytest.mark.postgres, pytest.mark.skipif(not PG_DSN, reason="EGOMEM_TEST_PG_DSN is not set")]
+
+
+@pytest.fixture
+def schema() -> Iterator[str]:
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    yield name
+    with psycopg.connect(PG_DSN, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")
+
+
+def _env(schema: str) -> dict[str, str]:
+    return {"EGOMEM_STORE__PROVIDER": "postgres", "EGOMEM_STORE__DSN": PG_DSN, "EGOMEM_STORE__SCHEMA_NAME": schema}
+
+
+def test_two_workers_configured_with_one_schema_share_its_memory(schema: str, tmp_path: Path) -> None:
+    a = open_store(load_config(data_dir=tmp_path / "a", environ=_env(schema)))
+    b = open_store(load_config(data_dir=tmp_path / "b", environ=_env(schema)))
+    try:
+        emily = a.create_user("Emily")
+        assert [u.name for u in b.list_users()] == ["Emily"] and b.get_user(emily.id).name == "Emily"
+        with psycopg.connect(PG_DSN) as conn:  # and the rows are in that schema, not in public
+            assert conn.execute(f"SELECT count(*) FROM {schema}.users").fetchone() == (1,)
+    finally:
+        a.close()
+        b.close()
+
+
+def test_a_bad_schema_name_is_one_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="invalid schema name"):
+        open_store(load_config(data_dir=tmp_path, environ=_env("Robert'); DROP TABLE users;--")))
