@@ -71,7 +71,11 @@ def stream_recording(
                 ws.send(encode(Kind.SPEAK, float_to_pcm16(step.speak)))
         ws.send(encode(Kind.END))
         deadline = time.time() + 600
-        while time.time() < deadline and not any(e.get("type") == "done" for e in events):
+        # Until `done`, or until the connection is gone (nothing more can come: don't wait 600 s for it).
+        while time.time() < deadline and reader.is_alive() and not any(e.get("type") == "done" for e in events):
             time.sleep(0.05)
     reader.join(timeout=5)
+    if not any(e.get("type") == "done" for e in events):
+        why = f"close code {ws.close_code}, reason {ws.close_reason!r}" if ws.close_code else "no answer in 600 s"
+        raise InputError(f"{url} ended the stream without finishing the session ({why})")
     return events

@@ -1,0 +1,268 @@
+"""`egomem bench serve --set workers=2 --set store=postgres`: a fleet on one PostgreSQL schema.
+
+Two (or more) `egomem serve` workers share one memory: a fresh schema this benchmark creates
+and drops (`--set dsn=`, else EGOMEM_TEST_PG_DSN), handed to each worker as
+EGOMEM_STORE__SCHEMA_NAME. Both are warmed up (models loaded), then the memory is emptied.
+
+1. Cross-worker enrolment: a device on worker A streams day 1 (Emily introduces herself and
+   is enrolled as a new person); the benchmark watches the store and, the moment her first
+   face key is committed, a device on worker B starts day 2 (Emily again). Reported: whether
+   B's first identification is the person A enrolled (not a new one B enrolled itself), the
+   wall time from A's commit to it, and how many of B's polls it took against the debounce
+   minimum (`confirm_polls`: the first poll that finds the key plus confirmations) and against
+   a device on A itself afterwards (same-worker control).
+2. Devices per worker: day-2 devices on worker A alone, 1, 2, ... until not real time
+   (bench/_servers.py: `keeps_up`).
+3. Database restart under load (`--set restart_pg=DATA_DIR`, the server's data directory;
+   pg_ctl from `--set pg_bin=`): devices on every worker stream day 1; at `restart_at_s`
+   the benchmark counts the rows of users, facts, episodes and keys, restarts PostgreSQL
+   (`pg_ctl restart -m fast`), and counts again at once and after the run: every row counted
+   before must still be there. Reported: the devices that completed, events after the
+   restart, the errors devices were told and the workers logged, whether the workers live.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import sqlalchemy as sa
+
+from egomem.bench import BenchOptions, BenchResult
+from egomem.bench._servers import (
+    CAPACITY_HEADER,
+    DeviceRun,
+    Worker,
+    capacity,
+    run_devices,
+    start_worker,
+    stream_device,
+)
+from egomem.config import load_config
+from egomem.errors import InputError, StoreError
+from egomem.retrieval.polling import PollPolicy
+from egomem.runtime.demo import ASSETS
+from egomem.schemas import Modality
+from egomem.server.tenants import TenantRegistry
+from egomem.store import schema as tables
+from egomem.store.postgres import PostgresStore
+from egomem.stream.sources import Recording, read_recording
+
+T = TypeVar("T")
+COUNTED = {"users": tables.users, "facts": tables.facts, "episodes": tables.episodes, "keys": tables.identity_keys}
+ERROR_NEEDLES = ("StoreError", "lost the connection", "cannot connect", "Traceback", "failed")
+
+
+def run_fleet(options: BenchOptions, n_workers: int) -> BenchResult:
+    extra = options.extra
+    dsn = extra.get("dsn") or os.environ.get("EGOMEM_TEST_PG_DSN", "")
+    if not dsn:
+        raise InputError("--set store=postgres needs --set dsn=postgresql://... (or EGOMEM_TEST_PG_DSN)")
+    if n_workers < 2:
+        raise InputError("the fleet mode needs --set workers=2 or more (cross-worker enrolment)")
+    max_devices = int(extra.get("max_devices", 2 if options.quick else 8))
+    max_backlog = float(extra.get("max_backlog_s", 10.0))
+    day1, day2 = read_recording(ASSETS / "day1.mp4"), read_recording(ASSETS / "day2.mp4")
+    schema = f"bench_serve_{uuid.uuid4().hex[:10]}"
+    env = {"EGOMEM_STORE__PROVIDER": "postgres", "EGOMEM_STORE__DSN": dsn, "EGOMEM_STORE__SCHEMA_NAME": schema}
+    if extra.get("llm"):
+        env["EGOMEM_LLM__PROVIDER"] = extra["llm"]
+    watch = PostgresStore(dsn, schema=schema)  # creates the schema; the workers find it migrated
+    metrics: dict[str, Any] = {"store": "postgres", "workers": n_workers, "recording_s": round(day2.duration_s, 1)}
+    tables_out: list[tuple[str, list[str], list[list[Any]]]] = []
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp)
+            cfg = load_config(data_dir=root, environ=env)
+            metrics["llm_provider"] = cfg.llm.provider
+            reg = TenantRegistry(cfg)
+            _, key = reg.create("bench")
+            reg.close()
+            workers = [start_worker(root, env, root / f"worker{i}.log") for i in range(n_workers)]
+            try:
+                for w in workers:
+                    w.wait_up()
+                # Warm-up (the models load), at real-time pace: `egomem client --fast` stalls after the
+                # assistant's first line (seen on SQLite too), a bug of its own.
+                run_devices([w.url for w in workers], key, day2)
+                _forget_everyone(watch)
+                cross = cross_worker(workers[0], workers[1], key, day1, day2, watch, cfg.retrieval.poll_interval_s)
+                metrics["cross_worker"] = cross
+                by_devices, rows, behind = capacity([workers[0].url], key, day2, max_devices, max_backlog)
+                held = (behind or max_devices + 1) - 1
+                metrics.update(by_devices=by_devices, falls_behind_at_devices=behind, realtime_devices_per_worker=held)
+                tables_out.append(
+                    (f"devices on one worker ({day2.duration_s:.0f} s day-2 stream)", CAPACITY_HEADER, rows)
+                )
+                if extra.get("restart_pg"):
+                    at = float(extra.get("restart_at_s", 0.6 * day1.duration_s))
+                    per_worker = max(1, min(held, 2))
+                    metrics["restart"] = restart_under_load(
+                        workers, key, day1, watch, lambda: restart_postgres(extra["restart_pg"], extra), at, per_worker
+                    )
+                    tables_out.append(_restart_table(metrics["restart"]))
+            finally:
+                metrics["worker_exit_codes_before_stop"] = [w.stop() for w in workers]
+    finally:
+        _retry(watch.drop_schema)
+    metrics["load_avg_1min"] = os.getloadavg()[0]
+    tables_out.insert(0, _cross_table(metrics["cross_worker"]))
+    notes = [
+        f"{n_workers} `egomem serve` workers on one PostgreSQL schema (created and dropped by the run), LLM "
+        f"{metrics['llm_provider']}; one worker is real time for {metrics['realtime_devices_per_worker']} device(s)",
+        "polls: B's identification is debounced (confirm_polls); the minimum means its first poll found A's key",
+    ]
+    return BenchResult("serve", metrics, tables_out, notes)
+
+
+def _forget_everyone(store: PostgresStore) -> None:
+    for u in store.list_users():
+        store.delete_user(u.id, cause="bench serve: warm-up done")
+
+
+def cross_worker(
+    a: Worker, b: Worker, key: str, day1: Recording, day2: Recording, watch: PostgresStore, poll_s: float
+) -> dict[str, Any]:
+    holder: dict[str, DeviceRun] = {}
+    streaming = threading.Thread(target=lambda: holder.update(a=stream_device(a.url, key, day1)))
+    streaming.start()
+    enrolled: str | None = None
+    while enrolled is None and streaming.is_alive():
+        faces = {k.user_id for k in watch.list_keys(Modality.FACE)}
+        if faces:
+            enrolled, committed = sorted(faces)[0], time.perf_counter()
+            break
+        time.sleep(0.05)
+    if enrolled is None:
+        streaming.join()
+        return {"enrolled_on_a": False}
+    on_b = stream_device(b.url, key, day2)
+    streaming.join()
+    same = stream_device(a.url, key, day2)  # control: the same person, on the worker that knows her
+    first_b = next(iter(on_b.of_type("user")), None)
+    first_a = next((e for _, e in same.of_type("user") if e.get("user") == enrolled), None)
+    name = _retry(lambda: watch.get_user(enrolled).name)
+    out: dict[str, Any] = {
+        "enrolled_on_a": True,
+        "name_in_store": name,
+        "b_recognises": first_b is not None and first_b[1].get("user") == enrolled,
+        "users_in_store": len(watch.list_users()),
+        "debounce_polls": PollPolicy().confirm_polls,
+        "poll_interval_s": poll_s,
+    }
+    if first_b is not None:
+        out["commit_to_b_identified_s"] = round(first_b[0] - committed, 2)
+        out["b_started_after_commit_s"] = round(on_b.t0 - committed, 2)
+        out["b_polls_to_identify"] = round(float(first_b[1]["time"]) / poll_s)
+    if first_a is not None:
+        out["same_worker_polls_to_identify"] = round(float(first_a["time"]) / poll_s)
+    if first_b is not None and first_a is not None:
+        out["extra_polls_across_workers"] = out["b_polls_to_identify"] - out["same_worker_polls_to_identify"]
+    return out
+
+
+def restart_postgres(data_dir: str, extra: dict[str, str]) -> None:
+    """`pg_ctl restart -m fast` on the server in `data_dir` (as user postgres when run as root)."""
+    pg_ctl = str(Path(extra.get("pg_bin", "/usr/lib/postgresql/15/bin")) / "pg_ctl")
+    cmd = [pg_ctl, "-D", data_dir, "-l", str(Path(data_dir) / "server.log"), "-w", "-t", "60", "restart", "-m", "fast"]
+    if os.geteuid() == 0:
+        cmd = ["runuser", "-u", "postgres", "--", *cmd]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=90)
+    if done.returncode != 0:
+        raise StoreError(f"pg_ctl restart failed: {(done.stderr or done.stdout).strip().splitlines()[-1:]}")
+
+
+def snapshot(store: PostgresStore) -> dict[str, set[Any]]:
+    """The ids of every user, fact, episode and key row."""
+    return {name: {r[0] for r in store.db.fetch_tuples(sa.select(t.c.id))} for name, t in COUNTED.items()}
+
+
+def _retry(call: Callable[[], T], attempts: int = 5) -> T:
+    """A call on a connection a restart cut fails once with StoreError, then reconnects."""
+    for i in range(attempts):
+        try:
+            return call()
+        except StoreError:
+            if i == attempts - 1:
+                raise
+            time.sleep(0.5)
+    raise AssertionError("unreachable")
+
+
+def restart_under_load(
+    workers: list[Worker],
+    key: str,
+    rec: Recording,
+    watch: PostgresStore,
+    restart: Callable[[], None],
+    restart_at_s: float,
+    per_worker: int,
+) -> dict[str, Any]:
+    urls = [w.url for _ in range(per_worker) for w in workers]
+    holder: dict[str, list[DeviceRun]] = {}
+    load = threading.Thread(target=lambda: holder.update(runs=run_devices(urls, key, rec)))
+    load.start()
+    time.sleep(restart_at_s)
+    before = _retry(lambda: snapshot(watch))
+    t0 = time.perf_counter()
+    restart()
+    t1 = time.perf_counter()
+    just_after = _retry(lambda: snapshot(watch))
+    load.join()
+    at_end = _retry(lambda: snapshot(watch))
+    runs = holder["runs"]
+    told = sorted(
+        {str(e.get("message") or e.get("text")) for r in runs for w, e in r.of_type("error", "warning") if w >= t0}
+    )
+    logged = sorted({line.strip()[:200] for w in workers for line in w.log_lines(*ERROR_NEEDLES)})
+    return {
+        "devices": len(urls),
+        "restart_at_stream_s": restart_at_s,
+        "restart_took_s": round(t1 - t0, 2),
+        "rows_before": {k: len(v) for k, v in before.items()},
+        "rows_lost_at_restart": {k: len(before[k] - just_after[k]) for k in before},
+        "rows_lost_total": sum(len(before[k] - just_after[k]) for k in before),
+        "rows_missing_at_end": {k: len(before[k] - at_end[k]) for k in before},
+        "rows_at_end": {k: len(v) for k, v in at_end.items()},
+        "sessions_completed": sum(r.done_after_end_s(rec.duration_s) is not None for r in runs),
+        "device_errors": sorted({r.error for r in runs if r.error}),
+        "events_after_restart": [sum(1 for w, e in r.of_type("heard", "memchunk") if w > t1) for r in runs],
+        "memory_events_after_restart": sum(1 for r in runs for w, _ in r.of_type("memory") if w > t1),
+        "devices_told": told[:10],
+        "workers_logged": logged[:20],
+        "workers_alive": [w.proc.poll() is None for w in workers],
+        "all_workers_alive": all(w.proc.poll() is None for w in workers),
+    }
+
+
+def _cross_table(m: dict[str, Any]) -> tuple[str, list[str], list[list[Any]]]:
+    keys = [
+        "b_recognises",
+        "commit_to_b_identified_s",
+        "b_polls_to_identify",
+        "same_worker_polls_to_identify",
+        "debounce_polls",
+        "users_in_store",
+    ]
+    return "cross-worker enrolment (enrolled through A, identified through B)", keys, [[m.get(k, "-") for k in keys]]
+
+
+def _restart_table(m: dict[str, Any]) -> tuple[str, list[str], list[list[Any]]]:
+    head = ["devices", "restart s", "rows before", "lost at restart", "missing at end", "completed", "workers alive"]
+    row = [
+        m["devices"],
+        m["restart_took_s"],
+        m["rows_before"],
+        m["rows_lost_total"],
+        sum(m["rows_missing_at_end"].values()),
+        f"{m['sessions_completed']}/{m['devices']}",
+        m["all_workers_alive"],
+    ]
+    return "PostgreSQL restarted (pg_ctl restart -m fast) mid-stream", head, [row]
