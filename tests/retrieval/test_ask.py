@@ -157,6 +157,42 @@ def test_find_time_windows() -> None:
     assert find_time("what in June", wed).since == ts("2022-06-01")  # the last June before the reference
 
 
+def test_find_time_of_day_narrows_the_day() -> None:
+    wed = ts("2023-05-10T12:00:00")
+    dated = find_time("Who did I talk to at 22:15 on 8 May 2023?", wed)
+    assert (dated.text, dated.since, dated.until) == (
+        "at 22:15 on 8 May 2023",
+        ts("2023-05-08T22:15:00"),
+        ts("2023-05-08T22:16:00") - 1e-3,
+    )
+    assert find_time("what was said at 10:15 pm?", wed).since == ts("2023-05-10T22:15:00")  # the reference day
+    around = find_time("around 9 am yesterday", wed)
+    assert (around.since, around.until) == (ts("2023-05-09T08:30:00"), ts("2023-05-09T10:30:00") - 1e-3)
+    assert find_time("at 12 am", wed).since == ts("2023-05-10T00:00:00")
+    # Not a time of day, or not on one day: noted as unresolved, the rest of the window kept.
+    assert find_time("at 25:00", wed).unresolved == "at 25:00"
+    week = find_time("last week at 10 pm", wed)
+    assert week.unresolved == "at 10 pm" and week.since == ts("2023-05-01")
+    assert find_time("at 10 pm", None).unresolved == "at 10 pm"
+    street = find_time("we met at 10 Downing Street", wed)
+    assert (street.text, street.since, street.until, street.unresolved) == ("", None, None, "")
+
+
+def test_a_time_of_day_finds_that_conversation(store: MemoryStore, cache: EmbeddingCache) -> None:
+    said = {"10:00": "The plumber fixed the kitchen sink.", "10:20": "The plumber comes back on Friday."}
+    eps = {}
+    for hhmm, text in said.items():
+        start = ts(f"2024-05-07T{hhmm}:10")
+        ep = Episode(start=start, end=start + 40, user_transcript=encode_turns([EpisodeTurn("Tom", text)]))
+        eps[hhmm] = store.add_episode(ep).id
+    for hhmm in said:
+        res = Asker(store, cache).ask(f"What did the plumber do at {hhmm}?")
+        assert res.time is not None and res.time.text == f"at {hhmm}"
+        assert [e.episode_id for e in res.evidence] == [eps[hhmm]]
+    res = Asker(store, cache).ask("What did the plumber do at 23:00?")  # nothing then: all times, said so
+    assert "nothing is dated 'at 23:00'; searched all times instead" in res.notes and len(res.evidence) == 2
+
+
 def test_multi_round_follows_people_named_in_evidence(
     store: MemoryStore, home: dict[str, str], cache: EmbeddingCache
 ) -> None:

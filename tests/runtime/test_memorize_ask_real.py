@@ -10,24 +10,11 @@ and a question about someone memory does not hold is "I have nothing about ...".
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
+from subprocess import CompletedProcess
 
 import pytest
-
-
-def egomem(*args: str, data_dir: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "EGOMEM_LLM__PROVIDER": "rules"}
-    return subprocess.run(
-        [sys.executable, "-m", "egomem.cli.main", "--data-dir", str(data_dir), *args],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        env=env,
-    )
 
 
 @pytest.mark.slow
@@ -36,7 +23,12 @@ def egomem(*args: str, data_dir: Path) -> subprocess.CompletedProcess[str]:
     [("av_hamilton_clip", "short_hamilton_clip.mp4", 10.0), ("visualvoice_interview", "interview.mp4", 17.5)],
 )
 def test_memorize_then_ask_on_a_real_recording(
-    folder: str, name: str, seconds: float, tmp_path: Path, shared_data: Callable[[str], Path]
+    folder: str,
+    name: str,
+    seconds: float,
+    tmp_path: Path,
+    shared_data: Callable[[str], Path],
+    egomem: Callable[..., CompletedProcess[str]],
 ) -> None:
     clip = shared_data(folder) / name
     report = tmp_path / "memorize.json"

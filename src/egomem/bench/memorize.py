@@ -9,6 +9,11 @@ CPU seconds per recorded minute, real-time factor), once stopped after half of i
 and resumed by a second run, as after Ctrl-C. The two memories are compared person by
 person (names and fact texts; ids are random), with the counts of users and episodes.
 
+The straight run's memory is then asked questions whose answers the stream's script knows
+(bench/_recording_questions.py: what was said about a word, who talked about it, when, who
+was there at a given minute) through the product's `Asker` without a language model (the
+answer is the best evidence), scored per kind as `ask.<kind>.hit_at_k` and `.top1`.
+
 `--set llm=rules` (any registered LLM provider) and `--set clip=30` choose the run.
 """
 
@@ -24,23 +29,42 @@ import soundfile as sf
 from PIL import Image
 
 from egomem.bench import BenchOptions, BenchResult, data_root, register
-from egomem.bench.realtime import build_stream
-from egomem.config import load_config
+from egomem.bench._recording_questions import people_of, questions, score
+from egomem.bench.realtime import Line, build_script
+from egomem.config import Config, load_config
 from egomem.media import SAMPLE_RATE
+from egomem.retrieval.ask import Asker
+from egomem.retrieval.dense import EmbeddingCache
+from egomem.retrieval.encoder import default_encoder
 from egomem.runtime.build import Models
 from egomem.runtime.memorize import ClipDone, Memorizer, Progress
 from egomem.store.sqlite import SQLiteStore
 
+ORIGIN = 1.7e9  # when the recording began (2023-11-14 22:13:20 UTC)
 
-def _write_recording(folder: Path, minutes: float) -> Path:
-    rec, _ = build_stream(data_root(), minutes)
+
+def write_recording(folder: Path, minutes: float, data: Path | None = None) -> tuple[Path, list[Line]]:
+    """The stream as a WAV with its frame folder, in `folder`; and its script."""
+    rec, _, lines = build_script(data or data_root(), minutes)
     wav = folder / "stream.wav"
     sf.write(str(wav), rec.listen, SAMPLE_RATE, subtype="PCM_16")
     frames = folder / "stream"  # <seconds>.jpg beside the audio: read_clip's frame folder
     frames.mkdir()
     for fr in rec.frames:
         Image.fromarray(fr.image).save(frames / f"{fr.t:.3f}.jpg", quality=90)
-    return wav
+    return wav, lines
+
+
+def ask_script(store: SQLiteStore, cfg: Config, lines: list[Line]) -> dict[str, Any]:
+    """The script's questions asked of the memory in `store` (no LLM), scored per kind."""
+    qs = questions(lines, ORIGIN)
+    asker = Asker(store, EmbeddingCache(default_encoder()), cfg.ask, None)
+    t0 = time.perf_counter()
+    results = [asker.ask(q.text) for q in qs]
+    per_q = (time.perf_counter() - t0) / max(1, len(qs))
+    episodes = store.list_episodes()
+    scores = score(qs, results, episodes, people_of(lines, episodes, ORIGIN), ORIGIN)
+    return {"n": len(qs), "s_per_question": round(per_q, 3), **scores}
 
 
 def _memory(store: SQLiteStore) -> list[tuple[str, list[str]]]:
@@ -65,8 +89,9 @@ def run(options: BenchOptions) -> BenchResult:
     llm = options.extra.get("llm")
     with tempfile.TemporaryDirectory(prefix="egomem-bench-memorize-") as tmp:
         root = Path(tmp)
-        wav = _write_recording(root, minutes)
+        wav, lines = write_recording(root, minutes, data_root(options))
         runs: dict[str, Any] = {}
+        asked: dict[str, Any] = {}
         memories = {}
         for name in ("straight", "resumed"):
             data = root / name
@@ -77,10 +102,10 @@ def run(options: BenchOptions) -> BenchResult:
                 memorizer = Memorizer(cfg, store, Models(cfg), clip_s=clip_s)
                 t0, c0 = time.perf_counter(), time.process_time()
                 if name == "straight":
-                    prog = memorizer.run(wav, origin=1.7e9)
+                    prog = memorizer.run(wav, origin=ORIGIN)
                 else:  # stopped half way (as by Ctrl-C), then a second run resumes
                     on_clip, should_stop = _stop_after(max(1, round(minutes * 60 / clip_s / 2)))
-                    memorizer.run(wav, origin=1.7e9, on_clip=on_clip, should_stop=should_stop)
+                    memorizer.run(wav, origin=ORIGIN, on_clip=on_clip, should_stop=should_stop)
                     prog = Memorizer(cfg, store, Models(cfg), clip_s=clip_s).run(wav)
                 wall, cpu = time.perf_counter() - t0, time.process_time() - c0
                 memories[name] = _memory(store)
@@ -93,6 +118,8 @@ def run(options: BenchOptions) -> BenchResult:
                     "cpu_s": round(cpu, 1),
                 }
                 llm_provider = cfg.llm.provider
+                if name == "straight":
+                    asked = ask_script(store, cfg, lines)
             finally:
                 store.close()
     duration = minutes * 60
@@ -106,6 +133,8 @@ def run(options: BenchOptions) -> BenchResult:
         "cpu_s_per_recorded_min": round(straight["cpu_s"] / minutes, 1),
         "resume_same_memory": memories["straight"] == memories["resumed"],
         **{f"{k}.{m}": v for k, r in runs.items() for m, v in r.items()},
+        **{f"ask.{k}": v for k, v in asked.items() if not isinstance(v, dict)},
+        **{f"ask.{k}.{m}": v for k, r in asked.items() if isinstance(r, dict) for m, v in r.items()},
     }
     rows = [[k, r["clips"], r["users"], r["episodes"], r["facts"], r["wall_s"], r["cpu_s"]] for k, r in runs.items()]
     return BenchResult(
@@ -116,7 +145,17 @@ def run(options: BenchOptions) -> BenchResult:
                 f"memorize, {minutes:g} min recording in {clip_s:g} s clips, llm {llm_provider}",
                 ["run", "clips", "users", "episodes", "facts", "wall s", "CPU s"],
                 rows,
-            )
+            ),
+            (
+                f"ask (no LLM: the answer is the best evidence) about the straight run's memory, "
+                f"{asked['n']} questions from the script",
+                ["question", "n", "hit@k", "top1", "empty", "k"],
+                [
+                    [k, *(r[m] for m in ("n", "hit_at_k", "top1", "empty", "k"))]
+                    for k, r in asked.items()
+                    if isinstance(r, dict)
+                ],
+            ),
         ],
         notes=[
             f"RTF {metrics['rtf']} (wall / recorded; machine load in the envelope), "

@@ -34,6 +34,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,7 @@ from egomem.stream.sources import Recording, replay
 
 W, H, FPS = 640, 480, 2.0
 TURN_GAP_S, ABSENT_S = 1.5, 5.0
+MAX_TURN_S = 12.0  # longer utterances are cut
 
 
 def _canvas(photo: Path | None) -> np.ndarray:
@@ -63,8 +65,28 @@ def _canvas(photo: Path | None) -> np.ndarray:
     return np.asarray(img)
 
 
+@dataclass(frozen=True)
+class Line:
+    """One utterance of the stream's script: when it plays (stream seconds), who says it, and
+    LibriSpeech's reference words (`whole` False: the audio was cut at MAX_TURN_S, the words go on)."""
+
+    start: float
+    end: float
+    speaker: str
+    visit: int  # index into build_stream's visits
+    utt_id: str
+    transcript: str
+    whole: bool
+
+
 def build_stream(data: Path, minutes: float, seed: int = 0) -> tuple[Recording, list[tuple[float, str]]]:
     """The stream and its visits: (time the visitor's face first appears, speaker id)."""
+    rec, visits, _ = build_script(data, minutes, seed)
+    return rec, visits
+
+
+def build_script(data: Path, minutes: float, seed: int = 0) -> tuple[Recording, list[tuple[float, str]], list[Line]]:
+    """build_stream's stream and visits, with what was said when (its `Line`s)."""
     speech = data / "speech_librispeech_test_other_10spk"
     faces = data / "faces_lfw_subset_10x10" / "images"
     if not (speech / "manifest.csv").is_file() or not faces.is_dir():
@@ -72,9 +94,11 @@ def build_stream(data: Path, minutes: float, seed: int = 0) -> tuple[Recording, 
             f"bench realtime needs speech_librispeech_test_other_10spk and faces_lfw_subset_10x10 in {data}"
         )
     utts: dict[str, list[Path]] = defaultdict(list)
+    words: dict[Path, tuple[str, str]] = {}
     with open(speech / "manifest.csv", newline="") as f:
         for row in csv.DictReader(f):
             utts[row["speaker_id"]].append(speech / row["path"])
+            words[speech / row["path"]] = (row["utt_id"], row["transcript"])
     speakers = sorted(utts)
     people = sorted(p for p in faces.iterdir() if p.is_dir())
     photo_of = {spk: sorted(people[i % len(people)].glob("*.jpg")) for i, spk in enumerate(speakers)}
@@ -82,6 +106,7 @@ def build_stream(data: Path, minutes: float, seed: int = 0) -> tuple[Recording, 
     audio: list[np.ndarray] = []
     frames: list[Frame] = []
     visits: list[tuple[float, str]] = []
+    lines: list[Line] = []
     next_utt: dict[str, int] = defaultdict(int)
     t, visit = 0.0, 0
     blank = _canvas(None)
@@ -94,7 +119,11 @@ def build_stream(data: Path, minutes: float, seed: int = 0) -> tuple[Recording, 
         for _ in range(int(rng.integers(2, 4))):
             k = next_utt[spk] % len(utts[spk])
             next_utt[spk] += 1
-            x = load_audio(utts[spk][k])[: int(12 * SAMPLE_RATE)]  # turns of at most 12 s
+            full = load_audio(utts[spk][k])
+            x = full[: int(MAX_TURN_S * SAMPLE_RATE)]
+            utt_id, transcript = words[utts[spk][k]]
+            begin = t + 0.5
+            lines.append(Line(begin, begin + x.size / SAMPLE_RATE, spk, visit, utt_id, transcript, x.size == full.size))
             audio += [
                 np.zeros(int(0.5 * SAMPLE_RATE), np.float32),
                 x,
@@ -107,7 +136,7 @@ def build_stream(data: Path, minutes: float, seed: int = 0) -> tuple[Recording, 
         t += ABSENT_S
         visit += 1
     listen = np.concatenate(audio)
-    return Recording(listen, np.zeros(0, np.float32), frames, listen.size / SAMPLE_RATE), visits
+    return Recording(listen, np.zeros(0, np.float32), frames, listen.size / SAMPLE_RATE), visits, lines
 
 
 class _Busy:

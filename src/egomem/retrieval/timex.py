@@ -6,6 +6,11 @@ after "before" / "after" / "since" / "until". The reference is the `--as-of` tim
 latest time memory holds, so a question over an old recording means that recording's
 "last Tuesday". All dates are UTC calendar days.
 
+A time of day, "at 22:15", "at 10:30 pm", "at 10 pm", narrows the day the question names
+("at 22:15 on 14 November 2023", "yesterday at 9 am") or, naming none, the reference day:
+"at" is that minute (an hour given alone: that hour), "around"/"about" widens it by
+AROUND_MINUTE_S (an hour: AROUND_HOUR_S) either side. A bare "at 10" is not a time.
+
 `find_time` returns the window, the words it came from, and the rest of the question.
 A phrase that looks like a time expression but is not understood ("last blue moon"), or
 "before/after <an event>" (resolved by the caller through search, see ask.py), comes back
@@ -16,7 +21,7 @@ from __future__ import annotations
 
 import calendar
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
 
 from egomem.errors import InputError
@@ -49,6 +54,12 @@ _LOOSE_LAST = re.compile(r"\b(?:last|next)\s+(?P<what>[a-z]+(?:\s+[a-z]+)?)", re
 _EVENT = re.compile(r"\b(?P<dir>before|after|since)\s+(?P<event>[^,.?!;]{3,80})", re.IGNORECASE)
 # "before May": a bare month after a direction word reads as "before in May".
 _DIR_MONTH = re.compile(rf"\b(?P<dir>before|after|since|until)\s+(?P<mon>{_MONTH})\b(?!\s*\d)", re.IGNORECASE)
+_CLOCK = re.compile(
+    r"\b(?P<how>(?:at\s+)?(?:around|about)|at)\s+(?:(?P<h>\d{1,2}):(?P<m>\d{2})(?:\s*(?P<ap>[ap])\.?m\b\.?)?"
+    r"|(?P<hour>\d{1,2})\s*(?P<ap2>[ap])\.?m\b\.?)",
+    re.IGNORECASE,
+)
+AROUND_MINUTE_S, AROUND_HOUR_S = 300.0, 1800.0
 _CLAUSE_START = re.compile(r"^(?:i|you|he|she|we|they|it|my|his|her|our|their|the|a|an|[A-Z]\w+)\b", re.IGNORECASE)
 
 
@@ -125,8 +136,45 @@ def _window(m: re.Match[str], ref: date) -> tuple[float, float]:
     return _span(ref - timedelta(days=days + half), ref - timedelta(days=max(0, days - half)))
 
 
+def _clock(m: re.Match[str]) -> tuple[float, float] | None:
+    """Seconds after midnight of the start and end of a time of day; None when not one (25:70)."""
+    minute = m.group("h") is not None
+    h, mins = (int(m.group("h")), int(m.group("m"))) if minute else (int(m.group("hour")), 0)
+    ap = (m.group("ap") or m.group("ap2") or "").lower()
+    if ap:
+        if not 1 <= h <= 12:
+            return None
+        h = h % 12 + (12 if ap == "p" else 0)
+    if h > 23 or mins > 59:
+        return None
+    start = h * 3600.0 + mins * 60
+    end = start + (60.0 if minute else 3600.0)
+    if m.group("how").lower() != "at":
+        wide = AROUND_MINUTE_S if minute else AROUND_HOUR_S
+        start, end = start - wide, end + wide
+    return start, end - 1e-3
+
+
 def find_time(question: str, ref: float | None) -> TimeFound:
-    """The first time expression of `question`, resolved against `ref` (epoch s; None: not resolvable)."""
+    """The first time expression of `question` (a time of day narrowing its day), resolved against
+    `ref` (epoch s; None: not resolvable)."""
+    clock = _CLOCK.search(question)
+    if clock is None:
+        return _find_date(question, ref)
+    found = _find_date(" ".join((question[: clock.start()] + " " + question[clock.end() :]).split()), ref)
+    span = _clock(clock)
+    if found.text:
+        one_day = found.since is not None and found.until is not None and found.until - found.since < 86400
+        day = found.since if one_day else None
+    else:
+        day = None if ref is None else day_start(datetime.fromtimestamp(ref, UTC).date())
+    if span is None or day is None or found.unresolved or found.event:
+        return replace(found, unresolved=found.unresolved or clock.group(0))
+    text = " ".join(t for t in (clock.group(0), found.text) if t)
+    return TimeFound(text, day + span[0], day + span[1], found.rest)
+
+
+def _find_date(question: str, ref: float | None) -> TimeFound:
     question = _DIR_MONTH.sub(lambda d: f"{d.group('dir')} in {d.group('mon')}", question)
     m = _EXPR.search(question)
     if m is not None:
