@@ -222,6 +222,18 @@ SUMMARY: tuple[Row, ...] = (
     ),
     Row("memorize: stopped and resumed gives the same memory", "memorize", ("resume_same_memory",)),
     Row(
+        "ask on the memorised recording, evidence hit@10: what was said / who / when / at a time",
+        "memorize",
+        ("ask.said.hit_at_k", "ask.who.hit_at_k", "ask.when.hit_at_k", "ask.at_time.hit_at_k"),
+        fmt="{:.2f}",
+    ),
+    Row(
+        "ask on the memorised recording, best evidence right (no LLM): said / who / when / at a time",
+        "memorize",
+        ("ask.said.top1", "ask.who.top1", "ask.when.top1", "ask.at_time.top1"),
+        fmt="{:.2f}",
+    ),
+    Row(
         "dialog Fact Score L1 / L2, clean, template responder (1.5B judge: a weak judge)",
         "eval-dialog_template",
         ("table.level1/clean.fact_score", "table.level2/clean.fact_score"),
@@ -249,6 +261,17 @@ SUMMARY: tuple[Row, ...] = (
         "identity purity / fragmentation (people → users)",
         "realtime",
         ("pooled.identity.purity", "pooled.identity.fragmentation"),
+    ),
+    Row(
+        "fleet: enrolled through worker A, identified through B / polls beyond the same worker's",
+        "serve_fleet",
+        ("cross_worker.b_recognises", "cross_worker.extra_polls_across_workers"),
+    ),
+    Row("fleet: real-time devices per worker (lag p95 ≤ 3 s)", "serve_fleet", ("realtime_devices_per_worker",)),
+    Row(
+        "fleet: PostgreSQL restarted mid-stream: committed rows lost / workers alive",
+        "serve_fleet",
+        ("restart.rows_lost_total", "restart.all_workers_alive"),
     ),
 )
 
@@ -446,7 +469,39 @@ def eval_dialog(rec: dict[str, Any]) -> str:
     )
 
 
+def serve_fleet(rec: dict[str, Any]) -> str:
+    m = rec["metrics"]
+    cross = m.get("cross_worker") or {}
+    rows = [[f"`{k}`", fmt(v, "{:.2f}")] for k, v in cross.items()]
+    devices = [
+        [
+            n,
+            *(fmt(d.get(k), "{:.2f}") for k in ("event_lag_s_p50", "event_lag_s_p95", "done_after_end_s_max")),
+            str(d.get("sessions_completed")),
+            fmt(d.get("keeps_up")),
+        ]
+        for n, d in (m.get("by_devices") or {}).items()
+    ]
+    out = (
+        f"{m.get('workers')} `egomem serve` workers on one PostgreSQL schema, LLM `{m.get('llm_provider')}`.\n\n"
+        "**Cross-worker enrolment** (day 1 streamed to worker A; day 2 to worker B from the moment A's first "
+        "face key is committed; the same-worker control streams day 2 to A afterwards):\n\n"
+        + table(["metric", "value"], rows)
+        + "\n\n**Devices on one worker** (day 2, real-time pace):\n\n"
+        + table(["devices", "lag p50 s", "lag p95 s", "END→done s", "completed", "real time"], devices)
+    )
+    restart = m.get("restart")
+    if restart:
+        lines = [[f"`{k}`", fmt(v, "{:.2f}")] for k, v in flatten(restart, depth=2)]
+        lines += [[f"`{k}`", "; ".join(str(x) for x in v) or "—"] for k, v in restart.items() if isinstance(v, list)]
+        out += "\n\n**PostgreSQL restarted mid-stream** (`pg_ctl restart -m fast`):\n\n" + table(
+            ["metric", "value"], lines
+        )
+    return out
+
+
 LAYOUTS: dict[str, Callable[[dict[str, Any]], str]] = {
+    "serve_fleet": serve_fleet,
     "locomo": locomo,
     "realtime": realtime,
     "trigger": trigger,
@@ -469,6 +524,7 @@ ORDER = (
     "realtime",
     "memorize",
     "serve",
+    "serve_fleet",
 )
 
 
