@@ -50,6 +50,12 @@ class WhisperConfig(ProviderConfig):
     language: str = "en"
     # Names already in memory go to the decoder as hotwords so they are spelled right.
     hotwords_from_memory: bool = True
+    # Whisper's fallback re-decodes a doubtful segment (repetitive, or mean log-probability below
+    # -1) by sampling at rising temperatures, from a random generator CTranslate2 seeds per thread
+    # from the system: the same recording can then be transcribed differently in two runs, and a
+    # memory should not depend on the run. Off: greedy beam search only (WER on and off in
+    # BENCHMARKS.md, `egomem bench asr --set backends=whisper-base,whisper-base+fallback`).
+    temperature_fallback: bool = False
 
 
 ASR = registry("asr")

@@ -5,7 +5,9 @@ Data: a manifest.csv with `path` and `transcript` columns (default:
 speech_librispeech_test_other_10spk, 100 utterances of LibriSpeech's hard half;
 `--quick`: 10 of them, one per ten). Backends: every provider of the ASR registry whose
 packages are installed; faster-whisper once per packaged Whisper model whose packages
-are installed (base, tiny.en), plus `--set whisper_dir=DIR` for a local CTranslate2 model.
+are installed (base, tiny.en), plus `--set whisper_dir=DIR` for a local CTranslate2 model;
+`--set backends=whisper-base,whisper-base+fallback` measures the named ones only (`+fallback`:
+Whisper's temperature fallback on, off by default in the product).
 Each backend's metrics sit under its own key (`whisper-base.wer`, `pocketsphinx.rtf`, ...);
 `rtf` is wall time over audio time, `cpu_rtf` the process CPU time over audio time.
 """
@@ -85,12 +87,22 @@ def backends(options: BenchOptions) -> tuple[list[tuple[str, str, str, dict[str,
                     notes.append(f"whisper-{m.name}: not measured (missing pip package {missing[0]})")
                 else:
                     runnable.append((f"whisper-{m.name}", info.name, m.name, {"model": m.name}))
+                    settings = {"model": m.name, "temperature_fallback": True}
+                    runnable.append((f"whisper-{m.name}+fallback", info.name, m.name, settings))
             wdir = options.extra.get("whisper_dir", "")
             if wdir:
                 runnable.append((f"whisper-{Path(wdir).name}", info.name, wdir, {"model": wdir}))
         else:
             runnable.append((info.name, info.name, info.name, {}))
-    return runnable, notes
+    # `--set backends=a,b` measures those labels only; by default every backend with its default
+    # settings (the `+fallback` variants, Whisper's sampling fallback on, only when named).
+    wanted = [b.strip() for b in str(options.extra.get("backends", "")).split(",") if b.strip()]
+    if wanted:
+        unknown = sorted(set(wanted) - {label for label, *_ in runnable})
+        if unknown:
+            raise InputError(f"no ASR backend {', '.join(unknown)} here; choose from {[r[0] for r in runnable]}")
+        return [r for r in runnable if r[0] in wanted], notes
+    return [r for r in runnable if not r[0].endswith("+fallback")], notes
 
 
 @register("asr")

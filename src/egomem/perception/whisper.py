@@ -72,6 +72,7 @@ class FasterWhisperASR(ASRBackend):
         cpu_threads: int = 2,
         language: str = "en",
         hotwords_from_memory: bool = True,
+        temperature_fallback: bool = False,
     ) -> None:
         self.model_name = str(model)
         self.model_dir = resolve_model_dir(self.model_name, data_dir)
@@ -79,6 +80,8 @@ class FasterWhisperASR(ASRBackend):
         self.beam_size = beam_size
         self.language = language
         self.hotwords_from_memory = hotwords_from_memory
+        # Only temperature 0 (no sampling) unless the fallback is wanted: see WhisperConfig.
+        self._temperature: float | tuple[float, ...] = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0) if temperature_fallback else 0.0
         self._hotwords: str | None = None
         # One decode at a time per instance; CTranslate2 would queue them anyway.
         self._lock = threading.Lock()
@@ -93,6 +96,7 @@ class FasterWhisperASR(ASRBackend):
             cpu_threads=cfg.cpu_threads,
             language=cfg.language,
             hotwords_from_memory=cfg.hotwords_from_memory,
+            temperature_fallback=cfg.temperature_fallback,
         )
 
     def set_hotwords(self, names: list[str]) -> None:
@@ -111,6 +115,7 @@ class FasterWhisperASR(ASRBackend):
                 beam_size=self.beam_size,
                 word_timestamps=words,
                 hotwords=self._hotwords,
+                temperature=self._temperature,
             )
             return list(segments)  # the generator decodes lazily: finish it under the lock
 
