@@ -220,7 +220,11 @@ SUMMARY: tuple[Row, ...] = (
         ("rtf", "cpu_s_per_recorded_min"),
         fmt="{:.2f}",
     ),
-    Row("memorize: stopped and resumed gives the same memory", "memorize", ("resume_same_memory",)),
+    Row(
+        "memorize: stopped and resumed gives the same memory (people, facts) / the same episodes (spans, words)",
+        "memorize",
+        ("resume_same_memory", "resume_same_episodes"),
+    ),
     Row(
         "ask on the memorised recording, evidence hit@10: what was said / who / when / at a time",
         "memorize",

@@ -72,6 +72,13 @@ def _memory(store: SQLiteStore) -> list[tuple[str, list[str]]]:
     return sorted((u.name or "", sorted(f.text for f in store.list_facts(u.id))) for u in people)
 
 
+def _episodes(store: SQLiteStore) -> list[tuple[float, float, str]]:
+    """Each episode's span (seconds into the recording, to the 80 ms step) and what the user said."""
+    return sorted(
+        (round(e.start - ORIGIN, 2), round(e.end - ORIGIN, 2), e.user_transcript or "") for e in store.list_episodes()
+    )
+
+
 def _stop_after(n: int) -> tuple[Callable[[Progress, ClipDone | None], None], Callable[[], bool]]:
     done: list[ClipDone] = []
 
@@ -93,6 +100,7 @@ def run(options: BenchOptions) -> BenchResult:
         runs: dict[str, Any] = {}
         asked: dict[str, Any] = {}
         memories = {}
+        episodes: dict[str, list[tuple[float, float, str]]] = {}
         for name in ("straight", "resumed"):
             data = root / name
             data.mkdir()
@@ -109,6 +117,7 @@ def run(options: BenchOptions) -> BenchResult:
                     prog = Memorizer(cfg, store, Models(cfg), clip_s=clip_s).run(wav)
                 wall, cpu = time.perf_counter() - t0, time.process_time() - c0
                 memories[name] = _memory(store)
+                episodes[name] = _episodes(store)
                 runs[name] = {
                     "clips": len(prog.clips),
                     "users": len(store.list_users(include_placeholders=False)),
@@ -132,6 +141,13 @@ def run(options: BenchOptions) -> BenchResult:
         "rtf": round(straight["wall_s"] / duration, 3),
         "cpu_s_per_recorded_min": round(straight["cpu_s"] / minutes, 1),
         "resume_same_memory": memories["straight"] == memories["resumed"],
+        # Stricter: every episode's span and transcript too (the facts can agree while a session
+        # boundary moved by a step).
+        "resume_same_episodes": episodes["straight"] == episodes["resumed"],
+        "resume_episode_spans_differing": sum(
+            a != b for a, b in zip(episodes["straight"], episodes["resumed"], strict=False)
+        )
+        + abs(len(episodes["straight"]) - len(episodes["resumed"])),
         **{f"{k}.{m}": v for k, r in runs.items() for m, v in r.items()},
         **{f"ask.{k}": v for k, v in asked.items() if not isinstance(v, dict)},
         **{f"ask.{k}.{m}": v for k, r in asked.items() if isinstance(r, dict) for m, v in r.items()},
@@ -160,6 +176,7 @@ def run(options: BenchOptions) -> BenchResult:
         notes=[
             f"RTF {metrics['rtf']} (wall / recorded; machine load in the envelope), "
             f"{metrics['cpu_s_per_recorded_min']} CPU-s per recorded minute; "
-            f"stopped half way and resumed: {'same' if metrics['resume_same_memory'] else 'DIFFERENT'} memory"
+            f"stopped half way and resumed: {'same' if metrics['resume_same_memory'] else 'DIFFERENT'} memory, "
+            f"{'same' if metrics['resume_same_episodes'] else 'DIFFERENT'} episodes"
         ],
     )
