@@ -87,7 +87,7 @@ def backends(options: BenchOptions) -> tuple[list[tuple[str, str, str, dict[str,
                     notes.append(f"whisper-{m.name}: not measured (missing pip package {missing[0]})")
                 else:
                     runnable.append((f"whisper-{m.name}", info.name, m.name, {"model": m.name}))
-                    settings = {"model": m.name, "temperature_fallback": True}
+                    settings: dict[str, Any] = {"model": m.name, "temperature_fallback": True}
                     runnable.append((f"whisper-{m.name}+fallback", info.name, m.name, settings))
             wdir = options.extra.get("whisper_dir", "")
             if wdir:
