@@ -267,6 +267,16 @@ SUMMARY: tuple[Row, ...] = (
         ("pooled.identity.purity", "pooled.identity.fragmentation"),
     ),
     Row(
+        "identity search at 1M face keys on PostgreSQL, p50 / p95 ms / top-1 agreement (ef_search chosen on dev)",
+        "store_1m",
+        (
+            "postgres_1000000_chosen_ident_p50_ms",
+            "postgres_1000000_chosen_ident_p95_ms",
+            "postgres_1000000_chosen_ident_top1_agree",
+        ),
+        fmt="{:.2f}",
+    ),
+    Row(
         "fleet: enrolled through worker A, identified through B / polls beyond the same worker's",
         "serve_fleet",
         ("cross_worker.b_recognises", "cross_worker.extra_polls_across_workers"),
