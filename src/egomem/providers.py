@@ -212,11 +212,12 @@ class PiperConfig(ProviderConfig):
     voice: str = "joe"
     length_scale: float = Field(default=1.0, gt=0.2, le=3.0)  # >1 speaks slower
     gain: float = Field(default=0.6, gt=0.0, le=1.0)
-    # Piper draws noise (prosody, durations) inside its ONNX graph from a seed onnxruntime picks
-    # once per process: two runs over one recording put different speech on the speaking channel,
-    # the trigger cuts sessions a step apart, and a resumed memorize remembers differently. A fixed
-    # seed makes every line sound the same in every run. None: a new draw per process.
-    seed: int | None = 0
+    # Piper's random variation (generator noise and phoneme-length noise), drawn inside its ONNX
+    # graph from a generator onnxruntime seeds once per process and advances with every line: a line
+    # then sounds different in two runs, or after a restart, the speaking channel differs, the trigger
+    # cuts sessions a step apart and a resumed memorize remembers differently. Off: every line is a
+    # function of its text alone (a slightly flatter voice).
+    variation: bool = False
 
 
 TTS = registry("tts")

@@ -128,14 +128,11 @@ class PiperSynthesizer:
             from piper import PiperVoice, SynthesisConfig
         except ImportError as exc:
             raise ConfigError("the piper TTS needs the piper-tts package (pip install piper-tts)") from exc
-        if self.config.seed is not None:
-            import onnxruntime
-
-            # Read by the random ops when the session is built (process-wide: the seed of
-            # later sessions too; egomem's other ONNX models draw no random numbers).
-            onnxruntime.set_seed(self.config.seed)
         self._voice = PiperVoice.load(str(model))
-        self._syn = SynthesisConfig(length_scale=self.config.length_scale)
+        # Without variation the graph's noise is scaled to zero: a line's audio depends on its text
+        # alone, not on the lines said before it in this process (see PiperConfig.variation).
+        noise = None if self.config.variation else 0.0  # None: the voice's own setting
+        self._syn = SynthesisConfig(length_scale=self.config.length_scale, noise_scale=noise, noise_w_scale=noise)
         self._lock = threading.Lock()  # one ONNX session, used from the stream loop and the greeting thread
 
     @classmethod
