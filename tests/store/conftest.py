@@ -36,13 +36,24 @@ def store_spec(backend: str, tmp_path: Path) -> Iterator[str]:
     if backend == "sqlite":
         yield f"sqlite:{tmp_path / 'memory.db'}"
         return
-    schema = f"t_{uuid.uuid4().hex[:12]}"
-    yield f"postgres:{schema}"
+    yield from (f"postgres:{name}" for name in _fresh_schema())
+
+
+def _fresh_schema() -> Iterator[str]:
+    """A new PostgreSQL schema name for one test; the schema is dropped afterwards."""
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    yield name
     import psycopg
     from psycopg import sql
 
     with psycopg.connect(PG_DSN, autocommit=True) as conn:
-        conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
+        conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(name)))
+
+
+@pytest.fixture
+def schema() -> Iterator[str]:
+    """A PostgreSQL schema of the test's own (tests that open PostgresStore themselves)."""
+    yield from _fresh_schema()
 
 
 def open_spec(spec: str) -> MemoryStore:

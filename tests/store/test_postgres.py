@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,14 +28,6 @@ from egomem.store.postgres import PostgresStore  # noqa: E402
 from egomem.store.schema import identity_keys  # noqa: E402
 
 needs_pg = [pytest.mark.postgres, pytest.mark.skipif(not PG_DSN, reason="EGOMEM_TEST_PG_DSN is not set")]
-
-
-@pytest.fixture
-def schema() -> Iterator[str]:
-    name = f"t_{uuid.uuid4().hex[:12]}"
-    yield name
-    with psycopg.connect(PG_DSN, autocommit=True) as conn:
-        conn.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")
 
 
 @pytest.fixture

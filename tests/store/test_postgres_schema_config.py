@@ -3,8 +3,6 @@ so several workers of one fleet (`bench serve --set workers=2`) share one, and o
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,14 +15,6 @@ from .conftest import PG_DSN
 
 psycopg = pytest.importorskip("psycopg")
 pytestmark = [pytest.mark.postgres, pytest.mark.skipif(not PG_DSN, reason="EGOMEM_TEST_PG_DSN is not set")]
-
-
-@pytest.fixture
-def schema() -> Iterator[str]:
-    name = f"t_{uuid.uuid4().hex[:12]}"
-    yield name
-    with psycopg.connect(PG_DSN, autocommit=True) as conn:
-        conn.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")
 
 
 def _env(schema: str) -> dict[str, str]:
