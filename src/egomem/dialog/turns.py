@@ -46,6 +46,7 @@ class TurnDetector:
         # stream starts at i * WINDOW_S.
         self._history: deque[np.ndarray] = deque()
         self._history_first = 0  # index of the first window in _history
+        self._history_held = 0  # windows in _history (kept, not summed on every step)
         self._history_windows = int(np.ceil(history_s / WINDOW_S)) if history_s > 0 else 0
         self._history_lock = threading.Lock()  # fed by the stream, read by the memory process
         self.threshold = threshold
@@ -94,10 +95,11 @@ class TurnDetector:
             return
         with self._history_lock:
             self._history.append(probs)
-            held = sum(p.size for p in self._history)
-            while self._history and held - self._history[0].size >= self._history_windows:
-                held -= self._history[0].size
-                self._history_first += self._history.popleft().size
+            self._history_held += probs.size
+            while self._history and self._history_held - self._history[0].size >= self._history_windows:
+                dropped = self._history.popleft().size
+                self._history_held -= dropped
+                self._history_first += dropped
 
     def vad_since(self, sample: int) -> tuple[np.ndarray, int]:
         """The VAD probabilities of every window from the one holding stream sample `sample`
