@@ -5,7 +5,7 @@ STAMP  := $(VENV)/.installed
 WHEELS ?= $(HOME)/.cache/egomem/wheels
 LLAMA_VERSION := 0.3.36
 
-.PHONY: install demo test test-slow lint format bench benchmarks-md clean
+.PHONY: install demo test test-slow lint format bench benchmarks-md benchmarks-check clean
 
 $(STAMP): pyproject.toml constraints.txt scripts/system-deps.sh
 	bash scripts/system-deps.sh
@@ -39,7 +39,7 @@ lint: install
 # The PostgreSQL half of the store suite runs against a local server that
 # scripts/postgres.sh installs and starts (idempotent); its DSN goes through a file so
 # that a failed setup fails `make test` instead of silently skipping those tests.
-test: lint
+test: lint benchmarks-check
 	bash scripts/postgres.sh > $(VENV)/pg-dsn
 	HF_HUB_OFFLINE=1 EGOMEM_TEST_PG_DSN="$$(cat $(VENV)/pg-dsn)" $(VENV)/bin/pytest -q -m "not slow"
 
@@ -49,6 +49,11 @@ test-slow: install
 # BENCHMARKS.md is rendered from the committed results in benchmarks/results/*.json.
 benchmarks-md:
 	$(PY) scripts/benchmarks_md.py
+
+# Fast, runs no benchmark: every result's commit is in HEAD's history, and BENCHMARKS.md is
+# what the results render to (rows whose measured code changed since their run marked stale).
+benchmarks-check: install
+	$(PY) scripts/benchmarks_md.py --check
 
 format: install
 	$(VENV)/bin/ruff format src tests

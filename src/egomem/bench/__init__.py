@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from egomem.bench._record import command_line, envelope, loadavg
+from egomem.bench._record import Provenance, command_line
 from egomem.errors import InputError
 
 
@@ -30,6 +30,8 @@ class BenchOptions:
     json_path: Path | None = None
     quick: bool = False  # smaller sizes, for tests and smoke runs
     extra: dict[str, str] = field(default_factory=dict)
+    # A result written into benchmarks/results/ from a tree with uncommitted changes (shown as such).
+    allow_dirty: bool = False
 
 
 @dataclass
@@ -75,14 +77,16 @@ def available() -> list[str]:
 def run_bench(name: str, options: BenchOptions) -> BenchResult:
     if name not in available():
         raise InputError(f"unknown benchmark {name!r}; available: {', '.join(available())}")
+    # The code's state is taken before anything runs (a dirty tree is refused here, not after an hour).
+    provenance = Provenance(options.json_path, options.allow_dirty)
     importlib.import_module(f"egomem.bench.{name.replace('-', '_')}")
-    load_start, t0 = loadavg(), time.perf_counter()
+    t0 = time.perf_counter()
     fn = _REGISTRY[name] if name in _REGISTRY else _REGISTRY[name.replace("-", "_")]
     result = fn(options)
     if options.json_path is not None:
         # The metrics inside an envelope saying how to reproduce them (see _record.py).
-        command = command_line(name, options.data, options.quick, options.extra, options.json_path)
-        record = {**envelope(name, command, load_start, time.perf_counter() - t0), "metrics": result.metrics}
+        command = command_line(name, options.data, options.quick, options.extra, options.json_path, options.allow_dirty)
+        record = {**provenance.envelope(name, command, time.perf_counter() - t0), "metrics": result.metrics}
         options.json_path.parent.mkdir(parents=True, exist_ok=True)
         options.json_path.write_text(json.dumps(record, indent=2, default=_jsonable) + "\n")
     return result

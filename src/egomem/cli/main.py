@@ -209,13 +209,21 @@ def _kind_order(kind: str) -> tuple[int, str]:
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write metrics as JSON here.")
 @click.option("--quick", is_flag=True, help="Smaller sizes (smoke run).")
 @click.option("--set", "extra", multiple=True, metavar="KEY=VALUE", help="Benchmark-specific option.")
-def bench(name: str, data: str | None, json_path: str | None, quick: bool, extra: tuple[str, ...]) -> None:
+@click.option(
+    "--allow-dirty",
+    is_flag=True,
+    help="Write into benchmarks/results/ from uncommitted code (the result and BENCHMARKS.md say so).",
+)
+def bench(
+    name: str, data: str | None, json_path: str | None, quick: bool, extra: tuple[str, ...], allow_dirty: bool
+) -> None:
     """Run a benchmark and print its table."""
     opts = BenchOptions(
         data=Path(data) if data else None,
         json_path=Path(json_path) if json_path else None,
         quick=quick,
         extra=dict(_kv(e) for e in extra),
+        allow_dirty=allow_dirty,
     )
     click.echo(render(run_bench(name, opts)))
     if json_path:

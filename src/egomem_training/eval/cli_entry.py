@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from egomem.bench._record import envelope, loadavg
+from egomem.bench._record import Provenance
 from egomem.dialog.base import DuplexModel
 from egomem.errors import InputError
 from egomem.llm.base import LLMProvider
@@ -68,7 +68,8 @@ def run(opts: dict[str, Any], judge_provider: LLMProvider | None = None) -> dict
     turns = select_turns(script, levels, opts.get("per_level"))
     if not turns:
         raise InputError(f"{opts['scripts']}: no turns of level {', '.join(map(str, levels))} to evaluate")
-    t0, load0 = time.perf_counter(), loadavg()
+    provenance = Provenance(Path(opts["json_path"]) if opts.get("json_path") else None)
+    t0 = time.perf_counter()
     threads = int(opts.get("threads") or 2)
     judge = judge_provider or build(judge_spec, max_tokens=128, threads=threads)
     responder, answered_by = _responder(kind, answerer, threads)
@@ -104,8 +105,8 @@ def run(opts: dict[str, Any], judge_provider: LLMProvider | None = None) -> dict
         "judge_usage": vars(judge.usage) if hasattr(judge, "usage") else {},
         "turns": as_records(results),
     }
-    record = {**envelope("eval-dialog", shlex.join(["egomem", *sys.argv[1:]]), load0, time.perf_counter() - t0),
-              "metrics": metrics}  # fmt: skip
+    command = shlex.join(["egomem", *sys.argv[1:]])
+    record = {**provenance.envelope("eval-dialog", command, time.perf_counter() - t0), "metrics": metrics}
     if opts.get("json_path"):
         Path(opts["json_path"]).parent.mkdir(parents=True, exist_ok=True)
         Path(opts["json_path"]).write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -1,0 +1,129 @@
+"""Which product code each benchmark measures, and whether its committed result still does.
+
+A benchmark measures the modules its own module imports, directly or not (the import graph
+from grimp, the library behind import-linter; imports inside functions count), the modules
+the provider registry names by dotted path when one of them builds providers (calls
+`create` / `create_provider`; merely importing a config class builds nothing), the few
+modules a benchmark loads by name (DYNAMIC), and the data files beside all of those (prompts,
+weights, cohorts). The benchmark plumbing (`egomem.bench` itself, `_record`) is left out: it
+writes the envelope, not the figures.
+
+A result is stale when any of those files differs between the commit its run recorded and
+the working tree: BENCHMARKS.md then says which files changed, so no row rests on a run
+older than its code without saying so. Compared with the working tree, not HEAD, so that a
+commit which changes measured code carries a BENCHMARKS.md that already says so.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SRC = ROOT / "src"
+PLUMBING = {"egomem.bench", "egomem.bench._record"}
+# Modules a benchmark imports by name at run time (invisible to the import graph).
+DYNAMIC: dict[str, tuple[str, ...]] = {"eval-dialog": ("egomem_training.eval.cli_entry",)}
+_TARGET = re.compile(r"[\"'](egomem\.[a-z_.]+):[A-Za-z_]+[\"']")
+_BUILDS = re.compile(r"\bcreate(_provider)?\(")
+
+
+def _git(*args: str) -> str:
+    return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=True, timeout=60).stdout
+
+
+@cache
+def _graph():  # type: ignore[no-untyped-def]
+    import grimp  # dev dependency (import-linter's)
+
+    return grimp.build_graph("egomem", "egomem_training", cache_dir=None)
+
+
+def _module_file(module: str) -> Path | None:
+    base = SRC.joinpath(*module.split("."))
+    for cand in (base.with_suffix(".py"), base / "__init__.py"):
+        if cand.is_file():
+            return cand
+    return None
+
+
+def _closure(roots: set[str]) -> set[str]:
+    graph = _graph()
+    out: set[str] = set()
+    todo = list(roots)
+    targets_added = False
+    while todo:
+        m = todo.pop()
+        if m in out or m not in graph.modules:
+            continue
+        out.add(m)
+        todo += [u for u in graph.find_upstream_modules(m) if u not in out]
+        f = _module_file(m)
+        if not targets_added and f is not None and m != "egomem.providers" and _BUILDS.search(f.read_text()):
+            targets_added = True  # a builder: the registry's targets, named by dotted path, count
+            todo += _TARGET.findall((_module_file("egomem.providers") or Path("/dev/null")).read_text())
+    return out
+
+
+def _data_files(folder: Path) -> list[Path]:
+    """Files beside a module that are not Python: prompts, weights, cohorts; and folders of
+    data that are no package."""
+    out: list[Path] = []
+    for p in sorted(folder.iterdir()):
+        data_file = p.is_file() and p.suffix not in (".py", ".pyc")
+        data_dir = p.is_dir() and not (p / "__init__.py").exists() and p.name != "__pycache__"
+        if data_file or data_dir:
+            out.append(p)
+    return out
+
+
+@cache
+def measured_paths(bench: str) -> tuple[str, ...]:
+    """The repository paths (files and data folders) whose content a benchmark's figures depend on."""
+    module = "egomem.bench." + bench.replace("-", "_")
+    modules = _closure({module, *DYNAMIC.get(bench, ())}) - PLUMBING
+    paths: set[Path] = set()
+    for m in modules:
+        f = _module_file(m)
+        if f is None:
+            continue
+        paths.add(f)
+        paths.update(_data_files(f.parent))
+    return tuple(sorted(str(p.relative_to(ROOT)) for p in paths))
+
+
+@dataclass(frozen=True)
+class Staleness:
+    commit: str
+    changed: tuple[str, ...]  # measured paths that differ from the run's commit
+
+
+def staleness(bench: str, commit: str | None) -> Staleness | None:
+    """The measured files that changed since `commit` (None: none changed, or no commit)."""
+    if not commit:
+        return None
+    paths = measured_paths(bench)
+    if not paths:
+        return None
+    changed = set(_git("diff", "--name-only", commit, "--", *paths).split())
+    changed |= set(_git("ls-files", "--others", "--exclude-standard", "--", *paths).split())
+    return Staleness(commit, tuple(sorted(changed))) if changed else None
+
+
+def not_ancestors(commits: dict[str, str | None]) -> list[str]:
+    """Result files whose recorded commit is not in HEAD's history (a run on a branch that
+    never landed, or on code since rewritten): what they measured is not in this tree."""
+    bad = []
+    for name, commit in sorted(commits.items()):
+        if not commit:
+            bad.append(f"{name}: no commit recorded")
+            continue
+        ok = subprocess.run(
+            ["git", "merge-base", "--is-ancestor", commit, "HEAD"], cwd=ROOT, capture_output=True, timeout=60
+        )
+        if ok.returncode != 0:
+            bad.append(f"{name}: commit {commit[:10]} is not an ancestor of HEAD")
+    return bad

@@ -1,0 +1,111 @@
+"""Provenance of benchmark results: the code's state is taken before a run, a committed result
+from uncommitted code is refused, a run whose code changed under it is refused, and a result
+whose measured code changed since its commit is marked stale."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from egomem.bench._record import GitState, ProvenanceError, check_end, check_start, git_state
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True).stdout
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    r = tmp_path / "repo"
+    r.mkdir()
+    _git(r, "init", "-q")
+    _git(r, "config", "user.email", "t@example.org")
+    _git(r, "config", "user.name", "t")
+    (r / "code.py").write_text("x = 1\n")
+    (r / "benchmarks" / "results").mkdir(parents=True)
+    (r / "benchmarks" / "results" / "a.json").write_text("{}\n")
+    _git(r, "add", ".")
+    _git(r, "commit", "-q", "-m", "one")
+    return r
+
+
+def test_git_state_names_the_commit_and_hashes_uncommitted_code(repo: Path) -> None:
+    clean = git_state(repo)
+    assert clean.commit == _git(repo, "rev-parse", "HEAD").strip()
+    assert clean.dirty is False and clean.diff_sha256 is None
+    # Benchmark outputs are not code: rewriting a result leaves the tree clean.
+    (repo / "benchmarks" / "results" / "a.json").write_text('{"new": 1}\n')
+    (repo / "BENCHMARKS.md").write_text("rendered\n")
+    assert git_state(repo).dirty is False
+    (repo / "code.py").write_text("x = 2\n")
+    edited = git_state(repo)
+    assert edited.dirty is True and edited.diff_sha256 is not None
+    (repo / "new_module.py").write_text("y = 1\n")  # untracked code counts too
+    more = git_state(repo)
+    assert more.diff_sha256 not in (None, edited.diff_sha256)
+    (repo / "code.py").write_text("x = 3\n")
+    assert git_state(repo).diff_sha256 != more.diff_sha256
+
+
+def test_a_dirty_tree_cannot_write_a_committed_result(repo: Path) -> None:
+    (repo / "code.py").write_text("x = 2\n")
+    state = git_state(repo)
+    with pytest.raises(ProvenanceError, match="uncommitted changes"):
+        check_start(state, repo / "benchmarks" / "results" / "face.json", allow_dirty=False)
+    check_start(state, repo / "benchmarks" / "results" / "face.json", allow_dirty=True)  # shown as dirty
+    check_start(state, repo.parent / "scratch.json", allow_dirty=False)  # not a committed result
+
+
+def test_a_run_whose_code_changed_under_it_is_refused(repo: Path) -> None:
+    start = git_state(repo)
+    check_end(start, git_state(repo))  # nothing changed: fine
+    (repo / "code.py").write_text("x = 2\n")
+    with pytest.raises(ProvenanceError, match="working tree changed"):
+        check_end(start, git_state(repo))
+    _git(repo, "commit", "-q", "-am", "two")
+    with pytest.raises(ProvenanceError, match="HEAD moved"):
+        check_end(start, git_state(repo))
+    assert GitState(None, None, None).as_json()["taken"] == "start"
+
+
+def _provenance_script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bench_provenance", ROOT / "scripts" / "bench_provenance.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_measured_paths_follow_the_imports() -> None:
+    bp = _provenance_script()
+    face = bp.measured_paths("face")
+    assert "src/egomem/perception/face.py" in face and "src/egomem/bench/face.py" in face
+    assert not any(p.startswith("src/egomem/server/") for p in face)  # the face bench never imports the server
+    assert "src/egomem/bench/_record.py" not in face  # plumbing, not figures
+    # The conversation bench builds providers: the registry's targets (named by string) count.
+    convo = bp.measured_paths("conversation")
+    assert "src/egomem/llm/local.py" in convo and "src/egomem/memory/rules_provider.py" in convo
+    assert any(p.startswith("src/egomem/llm/prompts/") and p.endswith(".md") for p in convo)  # data files too
+
+
+@pytest.mark.skipif(_git(ROOT, "rev-parse", "--is-shallow-repository").strip() == "true", reason="needs history")
+def test_staleness_names_changed_files_and_ancestry_is_checked() -> None:
+    bp = _provenance_script()
+    # The first commit that has bench/face.py; face.py has changed since, and any tree says so.
+    first = _git(ROOT, "log", "--diff-filter=A", "--format=%H", "--", "src/egomem/bench/face.py").split()[-1]
+    st = bp.staleness("face", first)
+    assert st is not None and "src/egomem/bench/face.py" in st.changed
+    assert bp.staleness("face", None) is None
+    assert bp.not_ancestors({"ok": first}) == []
+    assert bp.not_ancestors({"gone": "0" * 40, "none": None}) == [
+        "gone: commit 0000000000 is not an ancestor of HEAD",
+        "none: no commit recorded",
+    ]
