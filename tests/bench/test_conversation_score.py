@@ -74,6 +74,19 @@ def test_scorer_gives_the_exact_figures_on_a_hand_built_store(store: SQLiteStore
     assert (m["merges"], m["splits"]) == (0, 0)
 
 
+def test_a_fact_on_the_wrong_person_is_a_false_memory_and_a_name_earns_nothing(store: SQLiteStore) -> None:
+    anna, ben = store.create_user("Anna").id, store.create_user("Ben").id
+    store.add_fact(Fact(user_id=anna, text="works as a nurse"))  # right
+    store.add_fact(Fact(user_id=ben, text="works as a nurse"))  # Anna's job written onto Ben: wrong
+    store.add_fact(Fact(user_id=anna, text="knows Ben and Mia"))  # names people, states nothing
+    store.add_fact(Fact(user_id=anna, text="has a brother, Ben"))  # her relation, in words: right
+    obs = Observation(person_users={"Anna": {anna}, "Ben": {ben}})
+    m = metrics(score(_scenario(), store, obs))
+    assert m["fact_precision"] == pytest.approx(2 / 4)
+    # Ben's nurse fact and Anna's "knows Ben and Mia": 2 false memories over 4 sessions.
+    assert m["false_memories_per_session"] == pytest.approx(2 / 4)
+
+
 def test_merged_and_split_people_are_counted(store: SQLiteStore) -> None:
     one, two = store.create_user("Anna").id, store.create_user(None).id
     obs = Observation(person_users={"Anna": {one, two}, "Ben": {one}})

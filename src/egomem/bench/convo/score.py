@@ -18,11 +18,14 @@ relation may use are listed per relation type (sister/sibling, colleague/coworke
 
 - fact_recall: current gold facts stated by a current fact of one of the person's users;
 - fact_precision: the person-mapped users' current facts that state a current gold fact
-  of that person, a retraction of theirs ("no longer goes swimming"), or a name they
-  said (own name, a relative's, a related speaker's);
-- false memories: facts that state nothing anybody in the scenario said (no gold fact of
-  anyone, old or current, no name said), relations between two people nobody related,
-  and people nobody was or named (placeholders with an unsaid name, users seen nowhere).
+  of that person, a retraction of theirs ("no longer goes swimming"), or one of their
+  relations in words (the other person's name and a word for the relation: "has a
+  brother, Ben"); merely naming somebody earns nothing;
+- false memories: facts on a person-mapped user that state nothing about that person (no
+  gold fact of theirs, old or current, no relation of theirs): a fact on the wrong person
+  is a false memory, even when somebody else said it; facts on other users that state
+  nothing anybody said; relations between two people nobody related; and people nobody
+  was or named (placeholders with an unsaid name, users seen nowhere).
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from egomem.bench.convo.bank import Keys
-from egomem.bench.convo.scenario import GoldFact, Scenario
+from egomem.bench.convo.scenario import GoldFact, GoldRelation, Scenario
 from egomem.relations import inverse_relation, relation_terms
 from egomem.schemas import Fact, FactKind, Relation, User
 from egomem.store.base import MemoryStore
@@ -137,18 +140,29 @@ def score(sc: Scenario, store: MemoryStore, obs: Observation) -> Tally:
     return t
 
 
+def _worded_relation(text: str, rel: GoldRelation) -> bool:
+    """`text` states `rel` in words: the other person's name and a word for the relation."""
+    toks = tokens(text)
+    return names_in(text, [rel.obj]) and any(t.startswith(w) and len(t) - len(w) <= 2 for w in rel.words for t in toks)
+
+
 def _supported(text: str, sc: Scenario, person: str) -> bool:
     """A current fact of `person` that is right about them (see the module docstring)."""
     for f in sc.facts_of(person, current=False):
         if (not f.retracted and states(text, f)) or (f.retracted and has_keys(text, f.keys) and is_negative(text)):
             return True
-    return names_in(text, [person, *(r.obj for r in sc.relations if r.subject == person)])
+    return any(_worded_relation(text, r) for r in sc.relations if r.subject == person)
+
+
+def _about(text: str, sc: Scenario, person: str) -> bool:
+    """`text` says something `person` said about themselves, right or out of date."""
+    if any(states(text, f) or (f.retracted and has_keys(text, f.keys)) for f in sc.facts_of(person, current=False)):
+        return True
+    return any(_worded_relation(text, r) for r in sc.relations if r.subject == person)
 
 
 def _said_by_anyone(text: str, sc: Scenario) -> bool:
-    if any(states(text, f) or (f.retracted and has_keys(text, f.keys)) for f in sc.facts):
-        return True
-    return names_in(text, [*sc.names, *sc.mentioned])
+    return any(_about(text, sc, p.name) for p in sc.people)
 
 
 def _facts(
@@ -162,8 +176,11 @@ def _facts(
         for f in current_facts(store, [uid]):
             t.add("fact_precision", float(any(_supported(f.text, sc, p) for p in persons)))
     for u in store.list_users():
+        persons = user_persons.get(u.id)
         for f in current_facts(store, [u.id]):
-            t.add("false_facts", float(not _said_by_anyone(f.text, sc)), 0)
+            # On a person's user, a fact about someone else is false, even when that someone said it.
+            about = any(_about(f.text, sc, p) for p in persons) if persons else _said_by_anyone(f.text, sc)
+            t.add("false_facts", float(not about), 0)
 
 
 def _endpoint_names(
