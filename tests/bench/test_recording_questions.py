@@ -51,3 +51,39 @@ def test_scores_count_evidence_from_the_right_episode_or_person() -> None:
     got = score(qs, results, eps, people, ORIGIN)
     assert got["said"] == {"n": 1, "hit_at_k": 1.0, "top1": 0.0, "empty": 0, "k": 2}
     assert got["who"] == {"n": 1, "hit_at_k": 0.0, "top1": 0.0, "empty": 1, "k": 0}
+
+
+def test_a_merged_user_stands_for_one_speaker_only() -> None:
+    # ann and bob both landed on user-a (a merge): user-a holds 3 of bob's utterance-episode
+    # overlaps and 2 of ann's, so it is bob's, and ann has no user.
+    eps = [
+        Episode(id="e-ann", start=ORIGIN + 0.5, end=ORIGIN + 13.0, participants=["user-a"]),
+        Episode(id="e-bob", start=ORIGIN + 69.0, end=ORIGIN + 90.0, participants=["user-a"]),
+        Episode(id="e-bob2", start=ORIGIN + 76.0, end=ORIGIN + 78.0, participants=["user-a"]),
+    ]
+    people = people_of(LINES, eps, ORIGIN)
+    assert people == {"bob": "user-a"}
+    who_ann = next(q for q in questions(LINES, ORIGIN) if q.kind == "who")
+    assert who_ann.speaker == "ann"
+    answer = AskResult(question="", answer="", answered_by="evidence", evidence=[_item("e-ann", "user-a")])
+    assert score([who_ann], [answer], eps, people, ORIGIN)["who"]["top1"] == 0.0  # the merged user is not ann
+
+
+def test_at_time_is_right_only_when_it_names_who_was_there() -> None:
+    eps = [
+        Episode(id="e-ann", start=ORIGIN + 0.5, end=ORIGIN + 13.0, participants=["user-a"]),
+        Episode(id="e-bob", start=ORIGIN + 69.0, end=ORIGIN + 90.0, participants=["user-b"]),
+    ]
+    people = people_of(LINES, eps, ORIGIN)
+    first = next(q for q in questions(LINES, ORIGIN) if q.kind == "at_time")  # 22:13: ann only
+    assert first.present == ("ann",)
+
+    def ask(*items: EvidenceItem) -> AskResult:
+        return AskResult(question="", answer="", answered_by="evidence", evidence=list(items))
+
+    # An episode of that minute, but a fact about bob: wrong. Ann's turn: right.
+    got = score([first, first], [ask(_item("e-ann", "user-b")), ask(_item("e-ann", "user-a"))], eps, people, ORIGIN)
+    assert got["at_time"]["top1"] == 0.5
+    # bob's episode (not at that time) is wrong, and so is any answer when nothing overlaps.
+    got = score([first], [ask(_item("e-bob"))], eps, people, ORIGIN)
+    assert got["at_time"]["hit_at_k"] == 0.0

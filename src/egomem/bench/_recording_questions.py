@@ -10,13 +10,17 @@ and said in no other utterance of the recording:
 - `who`:  "Who talked about <word>?"     right: the person who said it;
 - `when`: "When did we talk about <word>?" right: an episode overlapping the utterance;
 - `at_time`: "Who did I talk to at HH:MM on D Month YYYY?" (one per visit, at its middle)
-  right: an episode overlapping that visit.
+  right: an item whose person is one of the speakers the script has visiting in that
+  minute (an episode at that time that belongs to somebody else is wrong).
 
 Nobody in the recording says their name, so a person is a user of the store: the user
-whose episodes hold most of that speaker's utterances. Scores per type: `hit_at_k`, some
-returned evidence item (a turn, summary or fact of an episode) overlaps an utterance the
-question is about, or is the right person's; `top1`, the best item does (without an LLM
-the answer *is* the best item, so top1 is whether the answer names the right thing).
+whose episodes hold most of that speaker's utterances, one to one: a user that holds the
+most utterances of several speakers (a merge) stands for the one it holds most of, and the
+others have no user, so an answer naming the merged user is wrong for them. Scores per
+type: `hit_at_k`, some returned evidence item (a turn, summary or fact of an episode)
+overlaps an utterance the question is about, or is the right person's; `top1`, the best
+item does (without an LLM the answer *is* the best item, so top1 is whether the answer
+names the right thing).
 """
 
 from __future__ import annotations
@@ -59,6 +63,7 @@ class Question:
     text: str
     spans: tuple[tuple[float, float], ...]  # stream seconds the answer lies in (every time it was said)
     speaker: str  # who said it / who visited
+    present: tuple[str, ...] = ()  # at_time: every speaker visiting in the minute asked about
 
 
 def _words(line: Line) -> list[str]:
@@ -102,8 +107,9 @@ def questions(lines: Sequence[Line], origin: float, seed: int = 0) -> list[Quest
             continue  # two visits in one minute: one question, either visit is right
         asked.add(text)
         minute = mid.replace(second=0).timestamp() - origin
-        right = tuple(s for s in visit_spans.values() if s[0] < minute + 60 and s[1] >= minute)
-        out.append(Question("at_time", text, right, visits[v][0].speaker))
+        right = {w: s for w, s in visit_spans.items() if s[0] < minute + 60 and s[1] >= minute}
+        present = tuple(dict.fromkeys(visits[w][0].speaker for w in right))
+        out.append(Question("at_time", text, tuple(right.values()), visits[v][0].speaker, present))
     return out
 
 
@@ -114,7 +120,21 @@ def people_of(lines: Sequence[Line], episodes: Sequence[Episode], origin: float)
         for ep in episodes:
             if ep.participants and _overlaps(ep, origin, (ln.start, ln.end)):
                 votes.setdefault(ln.speaker, Counter())[ep.participants[0]] += 1
-    return {spk: c.most_common(1)[0][0] for spk, c in votes.items()}
+    top = {spk: _top(c) for spk, c in votes.items()}
+    out: dict[str, str] = {}
+    for spk, user in top.items():
+        # One to one: a user that is the top of several speakers (a merge) stands for the one it
+        # holds most utterances of (ties: the smaller speaker id); the others have no user.
+        rivals = sorted((-votes[o][user], o) for o, u in top.items() if u == user)
+        if rivals[0][1] == spk:
+            out[spk] = user
+    return out
+
+
+def _top(votes: Counter[str]) -> str:
+    """The user holding most of a speaker's utterances (ties: the smaller id, for repeatability)."""
+    best = max(votes.values())
+    return min(u for u, n in votes.items() if n == best)
 
 
 def _overlaps(ep: Episode, origin: float, span: tuple[float, float]) -> bool:
@@ -125,9 +145,12 @@ def _right(
     q: Question, item: EvidenceItem, episodes: dict[str, Episode], people: dict[str, str], origin: float
 ) -> bool:
     ep = episodes.get(item.episode_id or "")
+    who = item.person_id or (ep.participants[0] if ep is not None and ep.participants else None)
     if q.kind == "who":
-        who = item.person_id or (ep.participants[0] if ep is not None and ep.participants else None)
         return who is not None and who == people.get(q.speaker)
+    if q.kind == "at_time":  # the right person, at that time
+        at_time = ep is None or any(_overlaps(ep, origin, s) for s in q.spans)
+        return at_time and who is not None and who in {people.get(s) for s in q.present}
     return ep is not None and any(_overlaps(ep, origin, s) for s in q.spans)
 
 
