@@ -18,7 +18,10 @@ def test_bench_extract_quick(test_data: Path, tmp_path: Path) -> None:
     )
     m = json.loads(out.read_text())["metrics"]
     assert m["sessions"] == 2 and m["rules"]["observations"] == 14 and m["rules"]["items"] >= 3
-    assert 0.0 <= m["recall"] <= 1.0 and 0.0 < m["precision"] <= 1.0
+    # Measured with the rules: recall 5/14, precision 3/3 (chance 1/3). Margin: one observation
+    # fewer found, one wrong item more; and always better than chance.
+    assert m["recall"] >= 4 / 14 and m["precision"] >= 2 / 3
+    assert m["precision"] > m["rules"]["chance_precision"]
     # The run's own examples: the best match really is above the threshold it reports.
     assert m["at_0.6"]["recall"] == m["recall"] and m["ms_extract_per_session"] > 0
     assert res.tables[0][2][0][0] == "rules"

@@ -36,8 +36,11 @@ def test_locomo_quick_on_sample(test_data: Path, tmp_path: Path) -> None:
     # The product's recipe is the last ablation row: same search, same figures.
     assert m["product"]["recall_at_10"] == m["ablations"]["speaker"]["recall_at_10"]
     assert m["selection"]["chosen"] in m["selection"]["dev_recall_at_10"]
-    # 35 turns: the top 20 hold most evidence for any sensible recipe
-    assert m["product"]["recall_at_20"] >= 0.6
+    # Measured: the product's R@10 is 14/15 (BM25 alone 0.63, dense alone 0.87). Margin: one
+    # question; and the product's recipe must beat each single retriever it is made of.
+    assert m["product"]["recall_at_10"] >= 13 / 15
+    assert m["product"]["recall_at_10"] > m["ablations"]["bm25"]["recall_at_10"]
+    assert m["product"]["recall_at_10"] >= m["ablations"]["dense"]["recall_at_10"]
 
 
 def test_locomo_bad_input(tmp_path: Path) -> None:
