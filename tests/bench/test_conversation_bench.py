@@ -42,9 +42,13 @@ def test_transcript_variant_with_rules_on_one_scenario(tmp_path: Path) -> None:
     assert got["scenarios"] == 1 and got["sessions"] >= 4 and got["gold_facts"] >= 10
     # Identity is given in the transcript variant: each person is exactly one user.
     assert (got["merges"], got["splits"]) == (0, 0)
-    for k in ("name_recall", "fact_recall", "relation_recall", "level2_correct"):
-        assert 0.0 <= got[k] <= 1.0
-    assert got["false_memories_per_session"] >= 0.0 and got["extract_cpu_s_per_session"] > 0.0
+    # Measured with the rules on this dev scenario: names 1.0, facts 7/11 at precision 7/8,
+    # relations 4/4, Level-2 2/2, greeting 1.0, no false memory (updates 0/2: not asserted, the
+    # rules miss both changes here). Margin: one fact, one relation, one answer, one false memory.
+    assert got["name_recall"] == 1.0 and got["greeting_by_name"] == 1.0
+    assert got["fact_recall"] >= 6 / 11 and got["fact_precision"] >= 0.75
+    assert got["relation_recall"] >= 3 / 4 and got["level2_correct"] >= 1 / 2
+    assert got["false_memories_per_session"] <= 1 / 4 and got["extract_cpu_s_per_session"] > 0.0
     assert "test" not in m and m["templates"]["dev"] + m["templates"]["test"] >= 150  # type: ignore[index]
 
 
