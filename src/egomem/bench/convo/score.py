@@ -176,10 +176,10 @@ def _facts(
         for f in current_facts(store, [uid]):
             t.add("fact_precision", float(any(_supported(f.text, sc, p) for p in persons)))
     for u in store.list_users():
-        persons = user_persons.get(u.id)
+        mapped = user_persons.get(u.id, set())
         for f in current_facts(store, [u.id]):
             # On a person's user, a fact about someone else is false, even when that someone said it.
-            about = any(_about(f.text, sc, p) for p in persons) if persons else _said_by_anyone(f.text, sc)
+            about = any(_about(f.text, sc, p) for p in mapped) if mapped else _said_by_anyone(f.text, sc)
             t.add("false_facts", float(not about), 0)
 
 
