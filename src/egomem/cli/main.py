@@ -300,47 +300,17 @@ def run(
 @pass_ctx
 def serve(c: Context, host: str | None, port: int | None) -> None:
     """Run the memory service: device streams, admin API, web inspector."""
-    import uvicorn
+    from fastapi import FastAPI
 
     from egomem.server.app import create_app
+    from egomem.server.serve import serve as serve_app
 
-    app = create_app(c.config)
-    app.state.models.load_all()  # before devices connect (see Models.load_all)
-    uvicorn.run(app, host=host or c.config.server.host, port=port or c.config.server.port, log_level="info")
+    def make_app() -> FastAPI:
+        app = create_app(c.config)
+        app.state.models.load_all()  # before devices connect (see Models.load_all)
+        return app
 
-
-@cli.group()
-def tenants() -> None:
-    """Tenants (a home or a fleet) and their API keys."""
-
-
-@tenants.command("add")
-@click.argument("tenant_id")
-@pass_ctx
-def tenants_add(c: Context, tenant_id: str) -> None:
-    """Create a tenant and print its first API key (shown once; only a hash is kept)."""
-    from egomem.server.tenants import TenantRegistry
-
-    reg = TenantRegistry(c.config)
-    try:
-        _, key = reg.create(tenant_id)
-    finally:
-        reg.close()
-    click.echo(key)
-
-
-@tenants.command("key")
-@click.argument("tenant_id")
-@pass_ctx
-def tenants_key(c: Context, tenant_id: str) -> None:
-    """Issue another API key for a tenant."""
-    from egomem.server.tenants import TenantRegistry
-
-    reg = TenantRegistry(c.config)
-    try:
-        click.echo(reg.new_key(tenant_id))
-    finally:
-        reg.close()
+    serve_app(make_app, host or c.config.server.host, port or c.config.server.port)
 
 
 @cli.command()
@@ -384,6 +354,9 @@ from egomem.cli.data import data as _data_group  # noqa: E402
 cli.add_command(_data_group)
 
 from egomem.cli.people import people as _people_command  # noqa: E402
+from egomem.cli.tenants import tenants as _tenants_group  # noqa: E402
+
+cli.add_command(_tenants_group)
 
 cli.add_command(_people_command)
 

@@ -82,7 +82,9 @@ async function refresh() { await loadUsers(); if (current) await show(current); 
 
 function watch() {
   const proto = location.protocol === "https:" ? "wss" : "ws";
-  const ws = new WebSocket(`${proto}://${location.host}/api/v1/watch?api_key=${encodeURIComponent(key)}`);
+  // The key goes in a first message, never in the URL (URLs end up in access logs).
+  const ws = new WebSocket(`${proto}://${location.host}/api/v1/watch`);
+  ws.onopen = () => ws.send(JSON.stringify({ type: "auth", key }));
   ws.onmessage = (m) => {
     const ev = JSON.parse(m.data);
     if (ev.type === "memchunk") { $(`#chunk-${ev.level}`).textContent = ev.text || "(empty)"; $("#live-status").textContent = `session active · ${ev.time}s`; }
