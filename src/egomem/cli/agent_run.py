@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +25,11 @@ def run_agent(
     quiet: bool,
     json_path: str | None,
     length: int | None = None,
+    after: Callable[[], dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Feed `steps` through a freshly built agent, print the timeline (unless quiet) and
-    a summary; returns the summary (also written with the events to `json_path`)."""
+    a summary; returns the summary (also written with the events to `json_path`). `after`
+    runs once the summary is printed; what it returns goes into the JSON too (`run --people`)."""
     from egomem.runtime.build import Models, build_agent
     from egomem.runtime.demo import memory_snapshot, name_resolver, write_json
     from egomem.runtime.timeline import Timeline, format_event
@@ -54,9 +56,10 @@ def run_agent(
         f"\n{result.duration_s:.1f} s processed in {result.wall_s:.1f} s; {len(result.sessions)} session(s), "
         f"{summary['memory_ops']} memory operation(s)"
     )
+    extra = after() if after is not None else {}
     if json_path:
         write_json(
             Path(json_path),
-            {**summary, "events": [e.to_json() for e in timeline.events], "memory": memory_snapshot(store)},
+            {**summary, "events": [e.to_json() for e in timeline.events], "memory": memory_snapshot(store), **extra},
         )
     return summary
