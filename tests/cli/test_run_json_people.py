@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -28,3 +29,8 @@ def test_run_json_holds_the_people_report(tmp_path: Path, shared_data: Callable[
     assert people["tracks"] and {"links", "voices", "abstentions"} <= set(people)
     listing = r.stdout.split("people seen and heard:", 1)[1]
     assert f"{len(people['tracks'])} face track" in listing  # the same report as printed
+    # Piped, the long phases say what they do: each model loaded, then each tenth of the recording.
+    stamp = r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d run: "
+    err = r.stderr.splitlines()
+    assert any(re.match(stamp + r"loaded speech recognition \(.+\) in \d+\.\d s$", ln) for ln in err), r.stderr
+    assert any(re.match(stamp + r"50% of the recording processed", ln) for ln in err), r.stderr
