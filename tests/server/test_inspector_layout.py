@@ -5,6 +5,7 @@ committed copies are docs/screenshots/)."""
 from __future__ import annotations
 
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -38,13 +39,19 @@ def test_inspector_fits_the_screen(tmp_path: Path, width: int, height: int, name
     s.add_fact(Fact(user_id=emily.id, text="loves hiking in the Dolomites every summer", source_text=long_quote))
     s.add_fact(Fact(user_id=emily.id, text="x" * 120, source_episode=ep.id))  # one unbreakable word
     s.add_relation(Relation(subject_id=john.id, relation="colleague", object_id=emily.id))
-    with live_app(create_app(cfg, reg)) as port, sync_playwright() as p:
+    app = create_app(cfg, reg)
+    with live_app(app) as port, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
         page = browser.new_page(viewport={"width": width, "height": height})
         page.goto(f"http://127.0.0.1:{port}/inspector/")
         page.fill("#key", key)
         page.click("#login button")
         page.wait_for_selector("#users li[data-id]")
+        # The live view authenticated with its first message (the key is not in the URL).
+        deadline = time.time() + 10
+        while not app.state.watchers.get("home") and time.time() < deadline:
+            time.sleep(0.1)
+        assert app.state.watchers.get("home"), "the inspector's live view did not authenticate"
         page.click(f"#users li[data-id='{emily.id}']")
         page.wait_for_selector("#facts tr[data-id]")
         page.click(".episodes details summary")  # the transcript open too
