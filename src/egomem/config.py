@@ -1,10 +1,11 @@
 """Configuration: defaults <- TOML file <- EGOMEM_* environment variables.
 
-Nothing needs configuring for the embedded default. Nested keys are set from the
-environment with a double underscore: `EGOMEM_FACE__THRESHOLD=0.55`,
-`EGOMEM_STORE__PROVIDER=postgres`, `EGOMEM_STORE__DSN=postgresql://...`.
-`EGOMEM_DATA_DIR` and `EGOMEM_CONFIG` (path of the TOML file) are the two top-level
-variables.
+Nothing needs configuring for the embedded default. Product configuration is set from the
+environment as `EGOMEM_<SECTION>__<KEY>` (double underscore): `EGOMEM_FACE__THRESHOLD=0.55`,
+`EGOMEM_STORE__PROVIDER=postgres`, `EGOMEM_STORE__DSN=postgresql://...`; `EGOMEM_DATA_DIR` sets
+the one top-level key. Every other `EGOMEM_*` variable is a process variable, read by the code
+that needs it and listed in PROCESS_VARIABLES (docs/configuration.md); an `EGOMEM_*` variable
+that is neither is ignored with a one-line warning naming the known ones.
 
 The replaceable components (asr, llm, trigger, dialog, store) each have a provider
 section, `{provider = "name", ...}`, validated against that provider's own config model
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import tomllib
 from pathlib import Path
@@ -33,9 +35,28 @@ from pydantic import (
 
 from egomem import providers
 from egomem.errors import ConfigError
-from egomem.registry import ProviderConfig
+from egomem.registry import ProviderConfig, error_message
+
+log = logging.getLogger(__name__)
 
 ENV_PREFIX = "EGOMEM_"
+
+# The one list of process variables: read where they are used, never product configuration.
+# (docs/configuration.md lists them too; tests/cli/test_env_variables.py runs a command with each set.)
+PROCESS_VARIABLES: dict[str, str] = {
+    "EGOMEM_CONFIG": "path of the TOML configuration file (as --config)",
+    "EGOMEM_DATA_DIR": "where the memory store lives (as --data-dir; the data_dir key)",
+    "EGOMEM_API_KEY": "a tenant's API key for `egomem client`, `ask` and `mcp` (as --key)",
+    "EGOMEM_LLM_API_KEY": "the key of an OpenAI-compatible endpoint (the default llm/dialog api_key_env)",
+    "EGOMEM_BENCH_DATA": "the benchmark and training data folder (as --data of `egomem bench`)",
+    "EGOMEM_EVAL_API_KEY": "the judge endpoint's key for `egomem eval`",
+    "EGOMEM_MIMI_WEIGHTS": "the local Mimi weights file for `egomem data`",
+    "EGOMEM_PG_BIN": "PostgreSQL binaries for the restart test (tests/store)",
+    "EGOMEM_PG_PORT": "port of the test PostgreSQL (scripts/postgres.sh)",
+    "EGOMEM_PG_DIR": "data folder of the test PostgreSQL (scripts/postgres.sh)",
+    "EGOMEM_PG_DB": "database of the test PostgreSQL (scripts/postgres.sh)",
+}
+PROCESS_PREFIXES = ("EGOMEM_TEST_",)  # the test suite's own (EGOMEM_TEST_PG_DSN)
 
 
 def default_data_dir(environ: dict[str, str] | None = None) -> Path:
@@ -50,7 +71,9 @@ class _Section(BaseModel):
 
 class FaceConfig(_Section):
     # dlib's 128-d encoder: same person when L2 distance < threshold (calibrated in BENCHMARKS.md).
-    threshold: float = Field(default=0.6, gt=0.0)
+    # Below 1: the largest distance between two of 60 LFW faces (10 people) measured 0.97, so a
+    # threshold of 1 or more would match every face to anyone.
+    threshold: float = Field(default=0.6, gt=0.0, lt=1.0)
     upsample: int = Field(default=1, ge=0, le=3)
     min_face_px: int = Field(default=40, ge=8)
     max_keys_per_user: int = Field(default=8, ge=1)
@@ -61,8 +84,8 @@ class FaceConfig(_Section):
     retry_upsample: bool = True  # one more, upsampled, detection pass before reporting "no face"
     num_jitters: int = Field(default=0, ge=0, le=10)
     # A new key is added when a confident match (distance < refresh_distance) is this far from every key.
-    refresh_distance: float = Field(default=0.45, gt=0.0)
-    min_key_spread: float = Field(default=0.25, ge=0.0)
+    refresh_distance: float = Field(default=0.45, gt=0.0, lt=1.0)
+    min_key_spread: float = Field(default=0.25, ge=0.0, lt=1.0)
 
 
 class VoiceConfig(_Section):
@@ -227,14 +250,22 @@ class Config(_Section):
         return self.data_dir / "memory.db"
 
 
+def _is_config_variable(key: str) -> bool:
+    """EGOMEM_<SECTION>__<KEY>, or EGOMEM_<TOP-LEVEL KEY> (EGOMEM_DATA_DIR, a whole section as JSON)."""
+    name = key[len(ENV_PREFIX) :]
+    return "__" in name or name.lower() in Config.model_fields
+
+
+def _is_process_variable(key: str) -> bool:
+    return (key in PROCESS_VARIABLES and key != "EGOMEM_DATA_DIR") or key.startswith(PROCESS_PREFIXES)
+
+
 def _env_overrides(environ: dict[str, str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, raw in environ.items():
-        if not key.startswith(ENV_PREFIX) or key in ("EGOMEM_CONFIG", "EGOMEM_LLM_API_KEY"):
+        if not key.startswith(ENV_PREFIX) or _is_process_variable(key) or not _is_config_variable(key):
             continue
         path = key[len(ENV_PREFIX) :].lower().split("__")
-        if path[0].startswith("test_"):
-            continue  # EGOMEM_TEST_* belong to the test suite
         value: Any = raw
         with contextlib.suppress(ValueError):  # numbers, booleans, lists arrive as JSON; else a string
             value = json.loads(raw)
@@ -245,6 +276,30 @@ def _env_overrides(environ: dict[str, str]) -> dict[str, Any]:
                 raise ConfigError(f"environment variable {key} conflicts with another EGOMEM_ variable")
         node[path[-1]] = value
     return out
+
+
+_warned: set[str] = set()
+
+
+def _warn_unknown_variables(environ: dict[str, str], cfg: Config) -> None:
+    """One line per unknown EGOMEM_* variable and process: a warning, not an error, because the
+    environment is often not the user's to change (a shell profile, a service manager, another
+    version's variables) and such a variable changes nothing; a misspelled setting with a double
+    underscore is an error (its section has no such key)."""
+    # A key variable the configuration itself names (llm.api_key_env = "EGOMEM_MY_KEY") is known.
+    named = {getattr(getattr(cfg, kind), "api_key_env", None) for kind in providers.DEFAULTS}
+    for key in sorted(environ):
+        if not key.startswith(ENV_PREFIX) or key in _warned or key in named:
+            continue
+        if _is_process_variable(key) or _is_config_variable(key):
+            continue
+        _warned.add(key)
+        log.warning(
+            "egomem: warning: %s is not an egomem variable and is ignored: configuration is "
+            "EGOMEM_<SECTION>__<KEY> (e.g. EGOMEM_FACE__THRESHOLD), process variables are %s",
+            key,
+            ", ".join(PROCESS_VARIABLES),
+        )
 
 
 def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
@@ -281,8 +336,14 @@ def load_config(
         raw["data_dir"] = str(data_dir)
     raw.setdefault("data_dir", str(default_data_dir(env)))
     try:
-        return Config.model_validate(raw)
+        cfg = Config.model_validate(raw)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(x) for x in first["loc"])
-        raise ConfigError(f"invalid config value {where}: {first['msg']}") from exc
+        msg = error_message(Config, first)
+        var = ENV_PREFIX + "__".join(str(x) for x in first["loc"]).upper()
+        from_env = sorted(k for k in env if k == var or k.startswith(var + "__"))
+        source = f" (from {from_env[0]})" if from_env else ""
+        raise ConfigError(f"invalid config value {where}{source}: {msg}") from exc
+    _warn_unknown_variables(env, cfg)
+    return cfg

@@ -48,6 +48,58 @@ class ProviderConfig(BaseModel):
         return self._named
 
 
+_BOUND_ATTRS = (("gt", True, True), ("ge", True, False), ("lt", False, True), ("le", False, False))
+_BOUND_ERRORS = ("greater_than", "greater_than_equal", "less_than", "less_than_equal")
+
+
+def error_message(model: type[BaseModel], error: Any) -> str:
+    """One pydantic error as the config reports it: a value out of bounds names the range."""
+    if error.get("type") == "extra_forbidden":
+        parent: Any = model
+        for part in error["loc"][:-1]:
+            parent = getattr(parent, "model_fields", {}).get(part)
+            parent = getattr(parent, "annotation", None)
+        known = ", ".join(getattr(parent, "model_fields", {})) or "none"
+        return f"no such setting (known here: {known})"
+    bounds = value_range(model, error["loc"])
+    if bounds and str(error.get("type")) in _BOUND_ERRORS:
+        return f"{error['input']!r} is outside {bounds}"
+    return str(error["msg"])
+
+
+def value_range(model: type[BaseModel], loc: tuple[Any, ...] | list[Any]) -> str | None:
+    """The allowed range of the numeric field at `loc` in `model`, written as an interval
+    ("(0.0, 1.0]", ">= 1"), for error messages; None when the field has no bounds."""
+    field_info = None
+    node: Any = model
+    for part in loc:
+        fields = getattr(node, "model_fields", None)
+        if not isinstance(part, str) or fields is None or part not in fields:
+            return None
+        field_info = fields[part]
+        node = field_info.annotation
+    if field_info is None:
+        return None
+    lo = hi = None
+    lo_open = hi_open = False
+    for m in field_info.metadata:
+        for attr, is_low, is_open in _BOUND_ATTRS:
+            bound = getattr(m, attr, None)
+            if bound is None:
+                continue
+            if is_low:
+                lo, lo_open = bound, is_open
+            else:
+                hi, hi_open = bound, is_open
+    if lo is None and hi is None:
+        return None
+    if lo is None:
+        return f"the range {'<' if hi_open else '<='} {hi}"
+    if hi is None:
+        return f"the range {'>' if lo_open else '>='} {lo}"
+    return f"the range {'(' if lo_open else '['}{lo}, {hi}{')' if hi_open else ']'}"
+
+
 class NoConfig(ProviderConfig):
     """For providers that take no settings."""
 
@@ -140,7 +192,8 @@ class Registry(Generic[T]):
                 raise ConfigError(
                     f"{key} is not a setting of {self.kind} provider {name!r} (its settings: {known})"
                 ) from exc
-            raise ConfigError(f"invalid config value {key} for {self.kind} provider {name!r}: {first['msg']}") from exc
+            msg = error_message(model, first)
+            raise ConfigError(f"invalid config value {key} for {self.kind} provider {name!r}: {msg}") from exc
         cfg._named = named
         return cfg
 

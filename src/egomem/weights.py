@@ -255,6 +255,16 @@ def ensure(name: str, data_dir: Path) -> Path:
     A data directory of its own (a test's, a tenant's) reuses the copy in the user's default
     data directory (the one `egomem models install` fills) rather than assembling another GB."""
     require_packages(get(name))
+    ready = ready_path(name, data_dir)
+    if ready is not None:
+        return ready
+    install(name, data_dir)
+    return model_path(name, data_dir)
+
+
+def ready_path(name: str, data_dir: Path) -> Path | None:
+    """Where `ensure` finds `name` ready without assembling it: in `data_dir`, else in the user's
+    default data directory; None when neither holds it (`egomem models list` reports this)."""
     if is_ready(name, data_dir):
         return model_path(name, data_dir)
     from egomem.config import default_data_dir
@@ -262,8 +272,7 @@ def ensure(name: str, data_dir: Path) -> Path:
     shared = default_data_dir()
     if Path(data_dir) != shared and is_ready(name, shared):
         return model_path(name, shared)
-    install(name, data_dir)
-    return model_path(name, data_dir)
+    return None
 
 
 def ensure_kind(name: str, kind: str, data_dir: Path | None, what: str, use: str) -> Path:

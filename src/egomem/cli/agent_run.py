@@ -4,15 +4,28 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import click
 
+from egomem.cli.progress import on_terminal, step
 from egomem.config import Config
 from egomem.store import MemoryStore
 from egomem.stream.sources import Step
+
+
+def step_lines(steps: Iterator[Step], length: int, every: float = 0.1) -> Iterator[Step]:
+    """`steps`, with a timestamped line on stderr at each tenth of `length` (piped progress)."""
+    t0 = time.perf_counter()
+    next_mark = every
+    for i, s in enumerate(steps, 1):
+        yield s
+        while i / length >= next_mark - 1e-9 and next_mark <= 1.0 + 1e-9:
+            step(f"run: {next_mark:.0%} of the recording processed ({time.perf_counter() - t0:.1f} s)")
+            next_mark += every
 
 
 def run_agent(
@@ -25,9 +38,11 @@ def run_agent(
     quiet: bool,
     json_path: str | None,
     length: int | None = None,
+    after: Callable[[], dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Feed `steps` through a freshly built agent, print the timeline (unless quiet) and
-    a summary; returns the summary (also written with the events to `json_path`)."""
+    a summary; returns the summary (also written with the events to `json_path`). `after`
+    runs once the summary is printed; what it returns goes into the JSON too (`run --people`)."""
     from egomem.runtime.build import Models, build_agent
     from egomem.runtime.demo import memory_snapshot, name_resolver, write_json
     from egomem.runtime.timeline import Timeline, format_event
@@ -36,10 +51,17 @@ def run_agent(
     name_of = name_resolver(store)
     if not quiet:
         timeline.subscribe(lambda ev: click.echo(format_event(ev, name_of)))
-    agent = build_agent(config, store, Models(config), timeline)
-    if length is not None:
+    models = Models(config)
+    terminal = on_terminal()
+    if length is not None:  # a recording: load the models first, saying so (a live source would back up meanwhile)
+        say = (lambda text: click.echo(text, err=True)) if terminal else step
+        models.load_all(lambda what, s: say(f"run: loaded {what} in {s:.1f} s"))
+    agent = build_agent(config, store, models, timeline)
+    if length is not None and terminal:
         with click.progressbar(steps, length=length, label="processing", file=sys.stderr) as bar:
             result = agent.run(iter(bar), lockstep=lockstep)
+    elif length is not None:
+        result = agent.run(step_lines(steps, length), lockstep=lockstep)
     else:
         result = agent.run(steps, lockstep=lockstep)
     summary = {
@@ -54,9 +76,10 @@ def run_agent(
         f"\n{result.duration_s:.1f} s processed in {result.wall_s:.1f} s; {len(result.sessions)} session(s), "
         f"{summary['memory_ops']} memory operation(s)"
     )
+    extra = after() if after is not None else {}
     if json_path:
         write_json(
             Path(json_path),
-            {**summary, "events": [e.to_json() for e in timeline.events], "memory": memory_snapshot(store)},
+            {**summary, "events": [e.to_json() for e in timeline.events], "memory": memory_snapshot(store), **extra},
         )
     return summary

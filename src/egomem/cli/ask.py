@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Protocol
+from typing import Protocol, cast
 
 import click
 
@@ -73,12 +73,20 @@ def ask(c: _Ctx, question: str, user_id: str | None, as_of: str | None, as_json:
     envvar="EGOMEM_API_KEY",
     help="stdio: the tenant's API key (or EGOMEM_API_KEY); without it, the local store of --data-dir.",
 )
+@click.option(
+    "--log-level",
+    type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False),
+    default="WARNING",
+    show_default=True,
+    help="What goes to stderr.",
+)
 @click.pass_obj
-def mcp(c: _Ctx, transport: str, host: str | None, port: int, key: str | None) -> None:
+def mcp(c: _Ctx, transport: str, host: str | None, port: int, key: str | None, log_level: str) -> None:
     """Serve memory to agent frameworks over MCP: tools ask, search, remember, list_people."""
-    from egomem.server.mcp import run_http, run_stdio
+    from egomem.server.mcp import LogLevel, run_http, run_stdio
 
+    level = cast(LogLevel, log_level.upper())  # one of the click.Choice above
     if transport == "stdio":
-        run_stdio(c.config, key)
+        run_stdio(c.config, key, level)
     else:
-        run_http(c.config, host or c.config.server.host, port)
+        run_http(c.config, host or c.config.server.host, port, level)

@@ -11,7 +11,7 @@ import click
 
 from egomem.bench import BenchOptions, available, render, run_bench
 from egomem.config import Config, load_config
-from egomem.errors import EgomemError
+from egomem.errors import EgomemError, InputError
 from egomem.providers import DEFAULTS, FALLBACKS
 from egomem.registry import ALL as ALL_REGISTRIES
 from egomem.store import MemoryStore, open_store
@@ -34,6 +34,7 @@ class Context:
 
 
 pass_ctx = click.make_pass_decorator(Context)
+MAX_NAME_CHARS = 200  # as the REST API's rename (server/admin.py)
 
 
 def _echo_json(obj: Any) -> None:
@@ -60,6 +61,7 @@ def users() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @pass_ctx
 def users_list(c: Context, as_json: bool) -> None:
+    """Everyone remembered: id, name, and how many facts are held about them."""
     store = c.store()
     try:
         rows = store.list_users()
@@ -80,6 +82,7 @@ def users_list(c: Context, as_json: bool) -> None:
 @click.argument("user_id")
 @pass_ctx
 def users_show(c: Context, user_id: str) -> None:
+    """One person's profile: name, face and voice keys, facts (with their source), relations."""
     store = c.store()
     try:
         u = store.get_user(user_id)
@@ -101,6 +104,12 @@ def users_show(c: Context, user_id: str) -> None:
 @click.argument("name")
 @pass_ctx
 def users_rename(c: Context, user_id: str, name: str) -> None:
+    """Give a person a name, or correct it (kept in the history)."""
+    if not name.strip():
+        raise InputError("a name cannot be empty: give the person's name (to forget someone: users delete)")
+    if len(name.strip()) > MAX_NAME_CHARS:
+        raise InputError(f"a name is at most {MAX_NAME_CHARS} characters")
+    name = " ".join(name.split())
     store = c.store()
     try:
         u = store.rename_user(user_id, name, cause="cli rename")
@@ -114,6 +123,7 @@ def users_rename(c: Context, user_id: str, name: str) -> None:
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 @pass_ctx
 def users_delete(c: Context, user_id: str, yes: bool) -> None:
+    """Forget a person entirely: keys, facts, relations, the episodes only they were in, history."""
     store = c.store()
     try:
         u = store.get_user(user_id)
@@ -131,6 +141,7 @@ def users_delete(c: Context, user_id: str, yes: bool) -> None:
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to a file instead of stdout.")
 @pass_ctx
 def users_export(c: Context, user_id: str, output: str | None) -> None:
+    """Everything held about one person, as JSON (to stdout or -o FILE)."""
     store = c.store()
     try:
         data = store.export_user(user_id)
@@ -191,6 +202,7 @@ def providers_cmd(as_json: bool) -> None:
     if as_json:
         _echo_json(rows)
         return
+    click.echo(f"{'KIND':<8} {'PROVIDER':<15} {'ROLE':<8} {'STATE':<28} DESCRIPTION")
     for r in rows:
         role = "default" if r["default"] else "fallback" if r["fallback"] else ""
         state = "installed" if r["installed"] else f"missing: {', '.join(r['missing'])}"
@@ -271,6 +283,16 @@ def run(
     for w in rec.warnings:
         click.echo(f"warning: {w}", err=True)
     store = c.store()
+
+    def people_seen() -> dict[str, Any]:
+        from egomem.cli.people import report_people
+
+        lines, report = report_people(recording, store, c.config.face.threshold)
+        click.echo("people seen and heard:")
+        for line in lines:
+            click.echo("  " + line)
+        return {"people": report}
+
     try:
         steps = replay(rec, realtime=realtime)
         length = int(rec.duration_s / 0.08) + 1
@@ -283,13 +305,8 @@ def run(
             quiet=quiet,
             json_path=json_path,
             length=length,
+            after=people_seen if people else None,
         )
-        if people:
-            from egomem.cli.people import report_people
-
-            click.echo("people seen and heard:")
-            for line in report_people(recording, store, c.config.face.threshold):
-                click.echo("  " + line)
     finally:
         store.close()
 
@@ -300,47 +317,17 @@ def run(
 @pass_ctx
 def serve(c: Context, host: str | None, port: int | None) -> None:
     """Run the memory service: device streams, admin API, web inspector."""
-    import uvicorn
+    from fastapi import FastAPI
 
     from egomem.server.app import create_app
+    from egomem.server.serve import serve as serve_app
 
-    app = create_app(c.config)
-    app.state.models.load_all()  # before devices connect (see Models.load_all)
-    uvicorn.run(app, host=host or c.config.server.host, port=port or c.config.server.port, log_level="info")
+    def make_app() -> FastAPI:
+        app = create_app(c.config)
+        app.state.models.load_all()  # before devices connect (see Models.load_all)
+        return app
 
-
-@cli.group()
-def tenants() -> None:
-    """Tenants (a home or a fleet) and their API keys."""
-
-
-@tenants.command("add")
-@click.argument("tenant_id")
-@pass_ctx
-def tenants_add(c: Context, tenant_id: str) -> None:
-    """Create a tenant and print its first API key (shown once; only a hash is kept)."""
-    from egomem.server.tenants import TenantRegistry
-
-    reg = TenantRegistry(c.config)
-    try:
-        _, key = reg.create(tenant_id)
-    finally:
-        reg.close()
-    click.echo(key)
-
-
-@tenants.command("key")
-@click.argument("tenant_id")
-@pass_ctx
-def tenants_key(c: Context, tenant_id: str) -> None:
-    """Issue another API key for a tenant."""
-    from egomem.server.tenants import TenantRegistry
-
-    reg = TenantRegistry(c.config)
-    try:
-        click.echo(reg.new_key(tenant_id))
-    finally:
-        reg.close()
+    serve_app(make_app, host or c.config.server.host, port or c.config.server.port)
 
 
 @cli.command()
@@ -384,6 +371,9 @@ from egomem.cli.data import data as _data_group  # noqa: E402
 cli.add_command(_data_group)
 
 from egomem.cli.people import people as _people_command  # noqa: E402
+from egomem.cli.tenants import tenants as _tenants_group  # noqa: E402
+
+cli.add_command(_tenants_group)
 
 cli.add_command(_people_command)
 

@@ -41,8 +41,9 @@ def models_list(ctx: click.Context) -> None:
         missing = weights.missing_packages(m)
         if missing:
             state = f"packages missing ({len(missing)} of {len(m.dists)}, e.g. {missing[0]})"
-        elif weights.is_ready(m.name, data_dir):
-            state = f"ready  {weights.model_path(m.name, data_dir)}"
+        elif (ready := weights.ready_path(m.name, data_dir)) is not None:
+            # The copy `run` and `serve` load: this data directory's, else the default one's.
+            state = f"ready  {ready}"
         else:
             state = "installed packages, not assembled (egomem models install)"
         opt = " (optional)" if m.optional else ""

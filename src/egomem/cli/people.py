@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 import numpy as np
@@ -90,13 +91,15 @@ def memory_lookup(store: MemoryStore, threshold: float) -> FaceLookup:
     return lookup
 
 
-def report_people(recording: str, store: MemoryStore, face_threshold: float) -> list[str]:
-    """`egomem run --people`: the people seen and heard in the recording, named from memory."""
+def report_people(recording: str, store: MemoryStore, face_threshold: float) -> tuple[list[str], dict[str, Any]]:
+    """`egomem run --people`: the people seen and heard in the recording, named from memory, as
+    lines of text and as the report's JSON (with all the evidence, as `egomem people --json`)."""
     from egomem.perception.people import PeopleAnalyzer
 
     analyzer = PeopleAnalyzer()
     analyzer.load()
-    return describe(analyzer.analyze(recording, lookup=memory_lookup(store, face_threshold)))
+    report = analyzer.analyze(recording, lookup=memory_lookup(store, face_threshold))
+    return describe(report), report.to_dict()
 
 
 def _n(k: int, one: str, many: str | None = None) -> str:

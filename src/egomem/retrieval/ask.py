@@ -42,10 +42,10 @@ from egomem.retrieval.ask_types import (
 )
 from egomem.retrieval.dense import EmbeddingCache
 from egomem.retrieval.lexical import analyze
-from egomem.retrieval.search import TurnCorpus, search_facts
+from egomem.retrieval.search import TurnCorpus, search_facts, speaker_user
 from egomem.retrieval.search_config import RECIPES, SearchConfig, SearchFilters, TurnSearch
 from egomem.retrieval.timex import asks_time, find_time, iso, mentions_time
-from egomem.schemas import Fact
+from egomem.schemas import Episode, Fact
 from egomem.store.base import MemoryStore
 
 MAX_QUESTION_CHARS = 1000
@@ -302,6 +302,7 @@ class Asker:
         limit = limit or self.config.pool
         filtered = window is not None or exclude is not None or as_of is not None
         out: list[EvidenceItem] = []
+        names: dict[str, str] = {}  # user id -> name, for who said each turn
         for i, score in corpus.rank(query, len(corpus.units) if filtered else limit):
             u = corpus.units[i]
             ep = u.episode
@@ -311,6 +312,7 @@ class Asker:
                 continue
             if window is not None and not _overlaps(ep.start, ep.end, window):
                 continue
+            person_id, person = _who_said(self.store, ep, u.speaker, names)
             out.append(
                 EvidenceItem(
                     kind="turn" if u.turn_index is not None else "summary",
@@ -320,6 +322,8 @@ class Asker:
                     time=ep.start,
                     time_text=iso(ep.start),
                     speaker=u.speaker or None,
+                    person_id=person_id,
+                    person=person,
                     episode_id=ep.id,
                     turn_index=u.turn_index,
                 )
@@ -483,3 +487,10 @@ def build_llm(config: Config) -> LLMProvider | None:
         return None
     provider = create_provider(config.llm, BuildContext(config.data_dir))
     return None if provider.name == "rules" else provider
+
+
+def _who_said(store: MemoryStore, ep: Episode, speaker: str, names: dict[str, str]) -> tuple[str | None, str | None]:
+    """(person_id, person) of a turn: the participant who said it, when the speaker is one."""
+    uid = speaker_user(store, ep, speaker, names) if speaker else None
+    name = names.get(uid) if uid else None
+    return uid, name if name != "user" else None

@@ -210,6 +210,16 @@ def _order(scores: np.ndarray) -> np.ndarray:
     return np.argsort(-scores, kind="stable")
 
 
+def speaker_user(store: MemoryStore, episode: Episode, speaker: str, memo: dict[str, str]) -> str | None:
+    """The participant of `episode` who said a turn of `speaker` (episode_turns labels a turn with its
+    speaker's name, "user" for an unnamed first participant), or None (the assistant, a stranger)."""
+    for i, uid in enumerate(episode.participants):
+        name = _name(store, uid, memo)
+        if name == speaker and (name != "user" or i == 0):
+            return uid
+    return None
+
+
 def _name(store: MemoryStore, user_id: str, memo: dict[str, str]) -> str:
     if user_id not in memo:
         try:

@@ -7,6 +7,8 @@ one agent per day over the same models and store).
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -81,16 +83,28 @@ class Models:
 
         return load_cohort()
 
-    def load_all(self) -> Models:
+    def load_all(self, report: Callable[[str, float], None] | None = None) -> Models:
         """Load every model now rather than on first use. A server does this before it
         accepts devices: loading in a device's first session held the GIL long enough, on a
         busy machine, for the event loop to miss the client's keepalive pings (> 20 s) and
-        drop the connection."""
-        for name in ("vad", "text", "transcriber", "speech", "voice_cohort"):
-            getattr(self, name)
-        self.face.load()
-        self.voice.load()
-        _ = getattr(self.trigger, "extractor", None)  # the model trigger builds its features' models lazily
+        drop the connection. `report(what, seconds)` is told each one as it is loaded
+        (`egomem run` prints it: these are the long silent phases otherwise)."""
+        loads: list[tuple[str, Callable[[], object]]] = [
+            ("voice activity detector", lambda: self.vad),
+            ("text encoder", lambda: self.text),
+            (f"speech recognition ({self.config.asr.provider})", lambda: self.transcriber),
+            (f"the assistant's voice ({self.config.tts.provider})", lambda: self.speech),
+            ("voice cohort", lambda: self.voice_cohort),
+            ("face encoder", lambda: self.face.load()),
+            ("voice encoder", lambda: self.voice.load()),
+            # the model trigger builds its features' models lazily
+            (f"episodic trigger ({self.config.trigger.provider})", lambda: getattr(self.trigger, "extractor", None)),
+        ]
+        for what, load in loads:
+            t0 = time.perf_counter()
+            load()
+            if report is not None:
+                report(what, time.perf_counter() - t0)
         return self
 
 

@@ -21,6 +21,7 @@ from egomem.errors import EgomemError, InputError, NotFoundError
 from egomem.runtime.build import Models
 from egomem.server.admin import router as admin_router
 from egomem.server.ask_api import router as ask_router
+from egomem.server.docs import mount_docs
 from egomem.server.metrics import Metrics
 from egomem.server.session import router as stream_router
 from egomem.server.tenants import TenantRegistry
@@ -38,7 +39,14 @@ class BodyLimit(BaseHTTPMiddleware):
 
 
 def create_app(config: Config, registry: TenantRegistry | None = None) -> FastAPI:
-    app = FastAPI(title="egomem", version=__version__, description="Lifelong memory of people, as a service.")
+    app = FastAPI(
+        title="egomem",
+        version=__version__,
+        description="Lifelong memory of people, as a service.",
+        docs_url=None,  # /docs from local files (server/docs.py); ReDoc would need a CDN
+        redoc_url=None,
+    )
+    mount_docs(app)
     app.state.config = config
     app.state.tenants = registry or TenantRegistry(config)
     app.state.contexts = {}

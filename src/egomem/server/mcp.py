@@ -13,12 +13,15 @@ store of `--data-dir`, the one `egomem ask` reads.
 
 from __future__ import annotations
 
+import logging
+import sys
 import threading
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import ValidationError
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from egomem import __version__
@@ -40,6 +43,26 @@ INSTRUCTIONS = (
     "an answer and the evidence with sources. `search` returns raw matches; `remember` stores a fact about "
     "a person; `list_people` lists who memory knows."
 )
+
+
+LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
+# stderr is the MCP client's log pane: warnings and errors only unless asked (--log-level).
+DEFAULT_LOG_LEVEL: LogLevel = "WARNING"
+
+
+def _one_line(exc: Exception) -> str:
+    """A tool error in one line: a pydantic error names the field and the problem, not a dump."""
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        field = ".".join(str(x) for x in first["loc"]) or "input"
+        return f"{field}: {first['msg']}"
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+def _configure_logging(level: LogLevel) -> None:
+    """Plain one-line records on stderr at `level` (the SDK would otherwise set up a rich handler at
+    INFO, wrapping each record over several lines); a no-op when logging is configured already."""
+    logging.basicConfig(level=level, format="%(message)s", stream=sys.stderr)
 
 
 class MemoryAccess:
@@ -93,9 +116,9 @@ def _headers(ctx: Context) -> Mapping[str, str] | None:
         return None
 
 
-def build_server(access: MemoryAccess) -> MCPServer:
+def build_server(access: MemoryAccess, log_level: LogLevel = DEFAULT_LOG_LEVEL) -> MCPServer:
     config = access.config
-    server: MCPServer = MCPServer("egomem", instructions=INSTRUCTIONS, version=__version__)
+    server: MCPServer = MCPServer("egomem", instructions=INSTRUCTIONS, version=__version__, log_level=log_level)
 
     def tenant(ctx: Context) -> TenantContext:
         return access.context(_headers(ctx))
@@ -112,12 +135,14 @@ def build_server(access: MemoryAccess) -> MCPServer:
         (episode id, time, quoted words, fact id), and notes. `user_id`: who asks (resolves
         "my sister", "I"). `as_of`: only memory from before this ISO 8601 time."""
         tc = tenant(ctx)
+        if not question.strip():
+            raise ToolError("the question is empty")
         try:
             body = AskRequest(question=question, user_id=user_id, as_of=as_of, llm=use_llm)
             llm = shared_llm(access, config) if use_llm and config.ask.llm else None
             return answer_question(config, tc, body, llm).model_dump(mode="json")
         except (EgomemError, ValueError) as exc:
-            raise ToolError(str(exc).splitlines()[0]) from exc
+            raise ToolError(_one_line(exc)) from exc
 
     @server.tool()
     def search(query: str, ctx: Context, user_id: str | None = None, limit: int = 10) -> dict[str, Any]:
@@ -161,7 +186,7 @@ def build_server(access: MemoryAccess) -> MCPServer:
         try:
             done = remember_fact(tc.store, person, fact, cache(tc).encoder, config, kind=kind, source="mcp")
         except (EgomemError, ValueError) as exc:
-            raise ToolError(str(exc).splitlines()[0]) from exc
+            raise ToolError(_one_line(exc)) from exc
         return {
             "user_id": done.user.id,
             "name": done.user.name,
@@ -223,19 +248,28 @@ def http_app(config: Config, registry: TenantRegistry | None = None) -> tuple[AS
     return RequireKey(app, registry), access
 
 
-def run_stdio(config: Config, key: str | None) -> None:
+def run_stdio(config: Config, key: str | None, log_level: LogLevel = DEFAULT_LOG_LEVEL) -> None:
+    _configure_logging(log_level)
     access = MemoryAccess.for_stdio(config, key)
     try:
-        build_server(access).run("stdio")
+        build_server(access, log_level).run("stdio")
     finally:
         access.close()
 
 
-def run_http(config: Config, host: str, port: int) -> None:
-    import uvicorn
+def run_http(config: Config, host: str, port: int, log_level: LogLevel = DEFAULT_LOG_LEVEL) -> None:
+    from egomem.server.serve import serve
 
-    app, access = http_app(config)
+    _configure_logging(log_level)
+    built: list[MemoryAccess] = []
+
+    def make_app() -> ASGIApp:
+        app, access = http_app(config)
+        built.append(access)
+        return app
+
     try:
-        uvicorn.run(app, host=host, port=port, log_level="info")
+        serve(make_app, host, port, log_level="info")  # a busy port: one line; keys redacted from the log
     finally:
-        access.close()
+        for access in built:
+            access.close()

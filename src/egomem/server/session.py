@@ -24,7 +24,7 @@ from egomem.errors import EgomemError, InputError
 from egomem.runtime.agent import EgoMem
 from egomem.runtime.build import Models, build_agent
 from egomem.runtime.timeline import Event, Timeline
-from egomem.server.deps import api_key_of
+from egomem.server.deps import websocket_tenant
 from egomem.server.protocol import Kind, decode, pcm16_to_float
 from egomem.stream.buffer import Frame as VideoFrame
 from egomem.stream.clock import SAMPLES_PER_STEP, STEP_S
@@ -100,11 +100,9 @@ class Outbox:
 @router.websocket("/api/v1/stream")
 async def stream(ws: WebSocket) -> None:
     app = ws.app
-    tenant = app.state.tenants.authenticate(api_key_of(ws.headers, ws.query_params))
+    tenant = await websocket_tenant(ws)
     if tenant is None:
-        await ws.close(code=1008, reason="missing or invalid API key")
         return
-    await ws.accept()
     config = app.state.config
     store = app.state.tenants.store(tenant)
     models: Models = app.state.models
@@ -238,11 +236,9 @@ def _broadcast(app: Any, tenant: str, event: dict[str, Any]) -> None:
 @router.websocket("/api/v1/watch")
 async def watch(ws: WebSocket) -> None:
     """Read-only: the events of every active session of the caller's tenant."""
-    tenant = ws.app.state.tenants.authenticate(api_key_of(ws.headers, ws.query_params))
+    tenant = await websocket_tenant(ws)
     if tenant is None:
-        await ws.close(code=1008, reason="missing or invalid API key")
         return
-    await ws.accept()
     box = Outbox(asyncio.get_running_loop())
     watchers = _watchers(ws.app, tenant)
     watchers.add(box)

@@ -29,8 +29,30 @@ class Tenant:
     created_at: float
 
 
+@dataclass(frozen=True)
+class KeyInfo:
+    """An issued key as it can be shown later: never the key, only an id from its hash."""
+
+    key_id: str
+    tenant_id: str
+    label: str
+    created_at: float
+
+
+KEY_ID_LEN = 12  # hex digits of the key's SHA-256: names a key without revealing it
+# What a key grants, shown with it: a key is the tenant's whole authority (there are no scopes).
+KEY_GRANTS = (
+    "full read and write access to tenant {tenant}'s memory: people, facts, relations, episodes and "
+    "their deletion (REST /api/v1), device streams (/api/v1/stream), the inspector and MCP"
+)
+
+
 def hash_key(key: str) -> str:
     return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+def key_id(key: str) -> str:
+    return hash_key(key)[:KEY_ID_LEN]
 
 
 class TenantRegistry:
@@ -68,6 +90,65 @@ class TenantRegistry:
                 (hash_key(key), tenant_id, label, time.time()),
             )
         return key
+
+    def keys(self, tenant_id: str | None = None) -> list[KeyInfo]:
+        """The issued keys (of one tenant, or all), oldest first."""
+        sql = "SELECT hash, tenant_id, label, created_at FROM api_keys"
+        args: tuple[str, ...] = ()
+        if tenant_id is not None:
+            self._require(tenant_id)
+            sql, args = sql + " WHERE tenant_id = ?", (tenant_id,)
+        with self._lock:
+            rows = self._db.execute(sql + " ORDER BY created_at, hash", args).fetchall()
+        return [KeyInfo(r[0][:KEY_ID_LEN], r[1], r[2], r[3]) for r in rows]
+
+    def revoke(self, tenant_id: str, key_or_id: str) -> KeyInfo:
+        """Revoke one key of the tenant, named by its key id (or a longer prefix of its hash) or by
+        the key itself; it stops working for new requests and connections at once."""
+        self._require(tenant_id)
+        ref = key_or_id.strip()
+        if ref.startswith("egm_"):
+            ref = hash_key(ref)
+        if len(ref) < 6 or not re.fullmatch(r"[0-9a-f]+", ref):
+            raise InputError(f"{key_or_id!r} is neither a key id (see `egomem tenants list`) nor a key")
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT hash, label, created_at FROM api_keys WHERE tenant_id = ? AND substr(hash, 1, ?) = ?",
+                (tenant_id, len(ref), ref),
+            ).fetchall()
+            if len(rows) != 1:
+                raise (NotFoundError if not rows else InputError)(
+                    f"{'no' if not rows else 'more than one'} key of tenant {tenant_id!r} matches {key_or_id!r}"
+                )
+            self._db.execute("DELETE FROM api_keys WHERE hash = ?", (rows[0][0],))
+        return KeyInfo(rows[0][0][:KEY_ID_LEN], tenant_id, rows[0][1], rows[0][2])
+
+    def rotate(self, tenant_id: str, label: str = "") -> tuple[str, list[KeyInfo]]:
+        """A new key for the tenant and every older key revoked, in one transaction: the new key
+        (shown once) and the revoked ones."""
+        self._require(tenant_id)
+        key = "egm_" + secrets.token_urlsafe(32)
+        with self._lock:
+            old = self._db.execute(
+                "SELECT hash, label, created_at FROM api_keys WHERE tenant_id = ?", (tenant_id,)
+            ).fetchall()
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.execute("DELETE FROM api_keys WHERE tenant_id = ?", (tenant_id,))
+                self._db.execute(
+                    "INSERT INTO api_keys (hash, tenant_id, label, created_at) VALUES (?, ?, ?, ?)",
+                    (hash_key(key), tenant_id, label, time.time()),
+                )
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+        return key, [KeyInfo(h[:KEY_ID_LEN], tenant_id, lab, at) for h, lab, at in old]
+
+    def _require(self, tenant_id: str) -> None:
+        with self._lock:
+            if not self._db.execute("SELECT 1 FROM tenants WHERE id = ?", (tenant_id,)).fetchone():
+                raise NotFoundError(f"unknown tenant {tenant_id!r}")
 
     def authenticate(self, key: str | None) -> str | None:
         """The tenant id a key belongs to, or None."""

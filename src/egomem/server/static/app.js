@@ -40,7 +40,7 @@ function graph(user, rels) {
     const a = (2 * Math.PI * i) / Math.max(rels.length, 1) - Math.PI / 2;
     return { x: cx + r * Math.cos(a), y: cy + r * Math.sin(a), label: other || "?", rel: out ? rel.relation : `(their ${rel.relation})` };
   });
-  return `<svg id="graph" width="${w}" height="${h}" role="img" aria-label="social graph">
+  return `<svg id="graph" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}" role="img" aria-label="social graph">
     ${others.map((o) => `<line class="edge" x1="${cx}" y1="${cy}" x2="${o.x}" y2="${o.y}"/>
       <text x="${cx + 0.6 * (o.x - cx) + 6}" y="${cy + 0.6 * (o.y - cy)}" text-anchor="start" fill="#6b6b70">${esc(o.rel)}</text>`).join("")}
     <circle class="node center" cx="${cx}" cy="${cy}" r="22"/><text x="${cx}" y="${cy + 38}" text-anchor="middle">${esc(user.name || "unnamed")}</text>
@@ -82,7 +82,9 @@ async function refresh() { await loadUsers(); if (current) await show(current); 
 
 function watch() {
   const proto = location.protocol === "https:" ? "wss" : "ws";
-  const ws = new WebSocket(`${proto}://${location.host}/api/v1/watch?api_key=${encodeURIComponent(key)}`);
+  // The key goes in a first message, never in the URL (URLs end up in access logs).
+  const ws = new WebSocket(`${proto}://${location.host}/api/v1/watch`);
+  ws.onopen = () => ws.send(JSON.stringify({ type: "auth", key }));
   ws.onmessage = (m) => {
     const ev = JSON.parse(m.data);
     if (ev.type === "memchunk") { $(`#chunk-${ev.level}`).textContent = ev.text || "(empty)"; $("#live-status").textContent = `session active · ${ev.time}s`; }
