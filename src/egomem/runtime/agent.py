@@ -123,6 +123,9 @@ class RunResult:
     times: ProcessTimes
     outcomes: list[SessionOutcome] = field(default_factory=list)
     sessions: list[tuple[float, float, str | None]] = field(default_factory=list)
+    # The transcribed user turns: (start, end, text, person by voice; None = the session's user,
+    # UNKNOWN_VOICE = nobody's), for a caller that scores who was heard saying what.
+    heard: list[tuple[float, float, str, str | None]] = field(default_factory=list)
 
 
 class EgoMem:
@@ -229,6 +232,7 @@ class EgoMem:
             times=self.times,
             outcomes=list(self._outcomes),
             sessions=list(self._sessions),
+            heard=list(self._heard),
         )
 
     # -- stream + dialog process -----------------------------------------------------------
