@@ -4,6 +4,7 @@ is split by recording. No models: references and product outputs written here.""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from egomem.bench._real_score import (
     assign_people,
     der,
     dropped_turns,
+    identity_across,
     merge_turns,
     repeated_phrase,
     score_facts,
@@ -58,6 +60,20 @@ def test_one_speaker_over_two_persons_is_a_split_and_a_ghost_maps_to_no_one() ->
     pm = assign_people(REF, hyp, ["u1", "u2", "u3", "ghost"])
     assert pm.splits == 1 and pm.split == [["u1", "u2"]]
     assert pm.person_to_speaker["ghost"] is None
+
+
+def test_identity_across_recordings_counts_a_caller_taken_for_a_participant() -> None:
+    runs = [
+        ("call", {"diane": "u1", "sheila": "u2"}, False),
+        ("meet1", {"MEE009": "u1", "MEE012": "u3"}, True),  # Diane's person took a meeting participant
+        ("meet2", {"MEE009": "u4", "MEE012": "u3"}, True),  # MEE009 met again, as a new person
+    ]
+    across = identity_across(runs)
+    assert across["merges"] == 1 and across["merged"] == [["MEE009", "call/diane"]]
+    assert across["splits"] == 1 and across["split"] == ["MEE009"]
+    # Labels that are only a recording's own never join: two recordings' "speakerA" are two people.
+    local = identity_across([("a", {"speakerA": "u1"}, False), ("b", {"speakerA": "u2"}, False)])
+    assert (local["merges"], local["splits"]) == (0, 0)
 
 
 def test_fact_on_the_right_person_counts() -> None:
@@ -194,3 +210,32 @@ def test_packaged_annotation_is_split_by_recording(shared_data) -> None:
     # The STM's names are mapped onto the RTTM's labels, so transcripts and facts share speakers.
     assert {x.speaker for x in sample.transcript} == {t.speaker for t in sample.turns}
     assert [r.id for r in recs if r.quick]
+
+
+def test_memories_of_a_run_only_and_each_summary_once(tmp_path: Path) -> None:
+    from egomem.bench.real import memories
+    from egomem.schemas import Fact, FactKind
+    from egomem.store.sqlite import SQLiteStore
+
+    store = SQLiteStore(tmp_path / "m.db")
+    try:
+        old = store.create_user("Old")
+        store.add_fact(Fact(user_id=old.id, text="likes tea"))
+        store.add_episode(Episode(start=1.0, end=2.0, participants=[old.id], summary="old"))
+        time.sleep(0.01)
+        since = time.time()  # the run starts
+        u = store.create_user("Diane")
+        store.create_user("John", placeholder=True)  # named in talk, never met: not a person found
+        store.add_fact(Fact(user_id=u.id, text="lives in New Jersey"))
+        summary = "Diane talked about New Jersey."
+        store.add_fact(Fact(user_id=u.id, kind=FactKind.SUMMARY, text=summary))
+        store.add_episode(Episode(start=200.0, end=210.0, participants=[u.id], summary=summary))
+        mems, people = memories(store, since)
+    finally:
+        store.close()
+    assert people == [u.id]  # "Old" was created before the run and not heard in it
+    assert sorted((m.kind, m.text) for m in mems) == [
+        ("fact", "lives in New Jersey"),
+        ("name", "name Diane"),
+        ("summary", summary),
+    ]

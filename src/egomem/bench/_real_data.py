@@ -47,6 +47,8 @@ class RealRecording:
     facts: list[RefFact] = field(default_factory=list)
     quick: bool = False
     notes: str = ""
+    # Speaker labels name the same person in every recording (AMI participant ids), not just in this one.
+    global_speakers: bool = False
 
 
 def default_annotation() -> Path:
@@ -115,6 +117,7 @@ def parse_recording(rec: dict[str, Any], root: Path) -> RealRecording:
         facts_from=str(rec.get("facts_from", "")),
         facts=facts,
         quick=bool(rec.get("quick", False)),
+        global_speakers=bool(rec.get("global_speakers", False)),
         notes=str(rec.get("notes", "")),
     )
 

@@ -147,6 +147,30 @@ def assign_people(
     )
 
 
+def identity_across(recordings: Iterable[tuple[str, dict[str, str | None], bool]]) -> dict[str, Any]:
+    """Merges and splits over a whole run into one store: `recordings` gives, per recording, its id,
+    each true speaker's person (`PeopleMap.speaker_to_person`) and whether its speaker labels are
+    global (the same label in two recordings is the same person, as AMI participant ids are);
+    otherwise a label is that recording's own. A person holding two true people is a merge, within
+    a recording or across two (a phone caller and a meeting participant); a true person met in two
+    recordings and held by two persons is a split."""
+    person_spk: dict[str, set[str]] = {}
+    spk_person: dict[str, set[str]] = {}
+    for rid, s2p, is_global in recordings:
+        for spk, person in s2p.items():
+            if person is None:
+                continue
+            g = spk if is_global else f"{rid}/{spk}"
+            person_spk.setdefault(person, set()).add(g)
+            spk_person.setdefault(g, set()).add(person)
+    return {
+        "merges": sum(len(v) - 1 for v in person_spk.values()),
+        "splits": sum(len(v) - 1 for v in spk_person.values()),
+        "merged": sorted(sorted(v) for v in person_spk.values() if len(v) > 1),
+        "split": sorted(g for g, v in spk_person.items() if len(v) > 1),
+    }
+
+
 def _has_keywords(text: str, keywords: Sequence[str]) -> bool:
     t = f" {normalise_text(text)} "
     return all(any(f" {normalise_text(alt)} " in t for alt in group.split("|")) for group in keywords)

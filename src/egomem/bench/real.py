@@ -18,6 +18,11 @@ per split (dev/test are split by recording; never tune on test):
 - the most times one phrase repeats back to back in a transcribed turn (a Whisper loop);
 - RTF: wall seconds of the run (models loaded beforehand) over the recording's length.
 
+`--set store=shared` runs every recording, in the annotation's order, into one store instead, as
+a lifelong memory meets them: each recording is scored on what it added, and `identity_across`
+counts the merges and splits of true people over the whole run (a caller taken for a meeting
+participant; AMI participant ids recur across the meeting excerpts).
+
 Options: `--quick` (the recordings marked quick), `--set llm=rules` (any LLM provider; the
 default is the configuration's), `--set split=dev|test`, `--set only=ID,ID`,
 `--set annotation=FILE` (another annotation; its paths relative to the data root),
@@ -29,7 +34,7 @@ from __future__ import annotations
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +48,7 @@ from egomem.bench._real_score import (
     assign_people,
     der,
     dropped_turns,
+    identity_across,
     merge_turns,
     repeated_phrase,
     score_facts,
@@ -100,20 +106,23 @@ def hyp_turns(
     return out
 
 
-def memories(store: SQLiteStore) -> tuple[list[Memory], list[str]]:
-    """Everything remembered: names and facts per person, fact-summaries and episode summaries;
-    and the people found (users who are not placeholders)."""
+def memories(store: SQLiteStore, since: float = 0.0, heard: Iterable[str] = ()) -> tuple[list[Memory], list[str]]:
+    """What was remembered from `since` (wall clock) on: names and facts per person, fact-summaries
+    and episode summaries; and the people found (users who are not placeholders, created since
+    then or heard in `heard`). A fresh store: everything (`since` 0)."""
     out: list[Memory] = []
     people = []
+    heard = set(heard)
     for u in store.list_users():
-        if not u.placeholder:
+        if not u.placeholder and (u.created_at >= since or u.id in heard):
             people.append(u.id)
             if u.name:
                 out.append(Memory(u.id, f"name {u.name}", "name"))
         for f in store.list_facts(u.id):
-            out.append(Memory(u.id, f.text, "summary" if f.kind == FactKind.SUMMARY else str(f.kind)))
+            if f.created_at >= since:
+                out.append(Memory(u.id, f.text, "summary" if f.kind == FactKind.SUMMARY else str(f.kind)))
     for ep in store.list_episodes():
-        if ep.summary.strip():
+        if ep.summary.strip() and ep.created_at >= since:
             out.append(Memory(ep.participants[0] if ep.participants else None, ep.summary, "summary"))
     # An episode's summary is also kept as the person's summary fact: one memory, counted once.
     return list(dict.fromkeys(out)), people
@@ -153,6 +162,7 @@ def score_recording(
         "merged": pm.merged,
         "split_speakers": pm.split,
         "person_to_speaker": pm.person_to_speaker,
+        "speaker_to_person": pm.speaker_to_person,
         "facts_annotated": facts.annotated,
         "facts_remembered": facts.remembered,
         "facts_found": facts.found,
@@ -179,23 +189,21 @@ def score_recording(
     return out
 
 
-def run_one(rec: RealRecording, models: Models, root: Path, llm: str | None) -> tuple[dict[str, Any], str]:
-    """One recording through the main job into a fresh store; its scores, and the LLM that ran."""
-    cfg = _config(root, llm)
-    store = SQLiteStore(root / "memory.db")
-    try:
-        recording = read_recording(rec.path, fps=cfg.runtime.video_fps)
-        timeline = Timeline()
-        agent = build_agent(cfg, store, models, timeline)
-        ran = type(agent.parts.manager.extractor.provider).__name__
-        t0 = time.perf_counter()
-        result = agent.run(replay(recording), lockstep=True)
-        result.wall_s = time.perf_counter() - t0
-        turns = hyp_turns(result.heard, store.list_episodes(), agent.wall_origin, timeline)
-        mems, people = memories(store)
-        return score_recording(rec, result, turns, mems, people), ran
-    finally:
-        store.close()
+def run_one(rec: RealRecording, models: Models, cfg: Config, store: SQLiteStore) -> tuple[dict[str, Any], str]:
+    """One recording through the main job into `store`; its scores (of what this recording added
+    to the store), and the LLM that ran."""
+    since = time.time()
+    recording = read_recording(rec.path, fps=cfg.runtime.video_fps)
+    timeline = Timeline()
+    agent = build_agent(cfg, store, models, timeline)
+    ran = type(agent.parts.manager.extractor.provider).__name__
+    t0 = time.perf_counter()
+    result = agent.run(replay(recording), lockstep=True)
+    result.wall_s = time.perf_counter() - t0
+    episodes = [e for e in store.list_episodes() if e.created_at >= since]
+    turns = hyp_turns(result.heard, episodes, agent.wall_origin, timeline)
+    mems, people = memories(store, since, {t.person for t in turns if t.person})
+    return score_recording(rec, result, turns, mems, people), ran
 
 
 def pooled(per: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -262,35 +270,55 @@ def run(options: BenchOptions) -> BenchResult:
     annotation = options.extra.get("annotation")
     recs = _select(load_recordings(root, Path(annotation) if annotation else None), options)
     llm = options.extra.get("llm")
+    shared = options.extra.get("store", "fresh")
+    if shared not in ("fresh", "shared"):
+        raise InputError(f"--set store must be fresh or shared, got {shared!r}")
     per: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="egomem-bench-real-") as tmp:
         models = Models(_config(Path(tmp) / "models", llm)).load_all()  # loading is not processing time
         base_model = None
         ran = ""
-        for i, rec in enumerate(recs, 1):
-            print(f"[{i}/{len(recs)}] {rec.id} ({rec.split}, {rec.kind})", file=sys.stderr, flush=True)
-            data = Path(tmp) / rec.id
-            data.mkdir()
-            per[rec.id], ran = run_one(rec, models, data, llm)
-            if rec.transcript_kind == "reference":
-                if base_model is None:
-                    from faster_whisper import WhisperModel
+        store: SQLiteStore | None = None
+        try:
+            for i, rec in enumerate(recs, 1):
+                print(f"[{i}/{len(recs)}] {rec.id} ({rec.split}, {rec.kind})", file=sys.stderr, flush=True)
+                data = Path(tmp) / ("shared" if shared == "shared" else rec.id)
+                data.mkdir(exist_ok=True)
+                if store is None:
+                    store = SQLiteStore(data / "memory.db")
+                try:
+                    per[rec.id], ran = run_one(rec, models, _config(data, llm), store)
+                finally:
+                    if shared == "fresh":
+                        store.close()
+                        store = None
+                if rec.transcript_kind == "reference":
+                    if base_model is None:
+                        from faster_whisper import WhisperModel
 
-                    from egomem.perception.whisper import resolve_model_dir
+                        from egomem.perception.whisper import resolve_model_dir
 
-                    base_model = WhisperModel(str(resolve_model_dir("base")), device="cpu", compute_type="int8")
-                text = base_whisper_text(load_audio(rec.path), base_model)
-                edits, words = wer_counts([x.text for x in rec.transcript], [text])
-                per[rec.id].update(base_wer_edits=edits, base_wer=round(edits / words, 4) if words else None)
+                        base_model = WhisperModel(str(resolve_model_dir("base")), device="cpu", compute_type="int8")
+                    text = base_whisper_text(load_audio(rec.path), base_model)
+                    edits, words = wer_counts([x.text for x in rec.transcript], [text])
+                    per[rec.id].update(base_wer_edits=edits, base_wer=round(edits / words, 4) if words else None)
+        finally:
+            if store is not None:
+                store.close()
     splits = {s: pooled({k: v for k, v in per.items() if v["split"] == s}) for s in ("dev", "test")}
     metrics: dict[str, Any] = {
         "llm_provider": ran,
         "llm_asked": llm or "default",
-        "store": "fresh per recording",
+        "store": "fresh per recording" if shared == "fresh" else "one store for all, in annotation order",
         "pooled": pooled(per),
         **{f"pooled_{s}": m for s, m in splits.items() if m},
         "recordings": per,
     }
+    if shared == "shared":
+        # Who is who over the whole run: a caller merged with a meeting participant shows here only.
+        metrics["identity_across"] = identity_across(
+            (r.id, per[r.id]["speaker_to_person"], r.global_speakers) for r in recs
+        )
     header = [
         "recording", "split", "s", "wer", "base_wer", "der", "people", "merges", "splits",
         "facts R", "facts P", "assistant", "dropped", "max_rep", "rtf",
@@ -318,10 +346,18 @@ def run(options: BenchOptions) -> BenchResult:
         "real",
         metrics,
         tables=[
-            (f"bench real: per recording (llm {ran}; fresh store per recording)", header, rows),
+            (f"bench real: per recording (llm {ran}; {metrics['store']})", header, rows),
             ("bench real: pooled", pheader, prow),
         ],
         notes=[
+            *(
+                [
+                    f"whole run in one store: {metrics['identity_across']['merges']} merges, "
+                    f"{metrics['identity_across']['splits']} splits of true people (within and across recordings)"
+                ]
+                if shared == "shared"
+                else []
+            ),
             "wer only where the source gives a reference transcript; facts strict (a fact on the wrong person is "
             "false); people = found/true (true: >= 1 s of speech); dropped = reference turns with no transcript "
             "in any stored session / reference turns",
