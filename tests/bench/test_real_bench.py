@@ -221,6 +221,7 @@ def test_memories_of_a_run_only_and_each_summary_once(tmp_path: Path) -> None:
     try:
         old = store.create_user("Old")
         store.add_fact(Fact(user_id=old.id, text="likes tea"))
+        names_before = {old.id: "Old"}
         store.add_episode(Episode(start=1.0, end=2.0, participants=[old.id], summary="old"))
         time.sleep(0.01)
         since = time.time()  # the run starts
@@ -231,9 +232,12 @@ def test_memories_of_a_run_only_and_each_summary_once(tmp_path: Path) -> None:
         store.add_fact(Fact(user_id=u.id, kind=FactKind.SUMMARY, text=summary))
         store.add_episode(Episode(start=200.0, end=210.0, participants=[u.id], summary=summary))
         mems, people = memories(store, since)
+        # "Old" heard again in this run: a person found, but the name was known before, not learnt now.
+        again, again_people = memories(store, since, {old.id}, names_before)
     finally:
         store.close()
     assert people == [u.id]  # "Old" was created before the run and not heard in it
+    assert sorted(again_people) == sorted([u.id, old.id]) and "name Old" not in {m.text for m in again}
     assert sorted((m.kind, m.text) for m in mems) == [
         ("fact", "lives in New Jersey"),
         ("name", "name Diane"),

@@ -106,17 +106,20 @@ def hyp_turns(
     return out
 
 
-def memories(store: SQLiteStore, since: float = 0.0, heard: Iterable[str] = ()) -> tuple[list[Memory], list[str]]:
-    """What was remembered from `since` (wall clock) on: names and facts per person, fact-summaries
-    and episode summaries; and the people found (users who are not placeholders, created since
-    then or heard in `heard`). A fresh store: everything (`since` 0)."""
+def memories(
+    store: SQLiteStore, since: float = 0.0, heard: Iterable[str] = (), names_before: dict[str, str | None] | None = None
+) -> tuple[list[Memory], list[str]]:
+    """What was remembered from `since` (wall clock) on: names given since then (a user's name that
+    differs from `names_before`), facts per person, fact-summaries and episode summaries; and the
+    people found (users who are not placeholders, created since then or heard in `heard`). A fresh
+    store: everything (`since` 0, no names before)."""
     out: list[Memory] = []
     people = []
     heard = set(heard)
     for u in store.list_users():
         if not u.placeholder and (u.created_at >= since or u.id in heard):
             people.append(u.id)
-            if u.name:
+            if u.name and u.name != (names_before or {}).get(u.id):
                 out.append(Memory(u.id, f"name {u.name}", "name"))
         for f in store.list_facts(u.id):
             if f.created_at >= since:
@@ -193,6 +196,7 @@ def run_one(rec: RealRecording, models: Models, cfg: Config, store: SQLiteStore)
     """One recording through the main job into `store`; its scores (of what this recording added
     to the store), and the LLM that ran."""
     since = time.time()
+    names_before = {u.id: u.name for u in store.list_users()}
     recording = read_recording(rec.path, fps=cfg.runtime.video_fps)
     timeline = Timeline()
     agent = build_agent(cfg, store, models, timeline)
@@ -202,7 +206,7 @@ def run_one(rec: RealRecording, models: Models, cfg: Config, store: SQLiteStore)
     result.wall_s = time.perf_counter() - t0
     episodes = [e for e in store.list_episodes() if e.created_at >= since]
     turns = hyp_turns(result.heard, episodes, agent.wall_origin, timeline)
-    mems, people = memories(store, since, {t.person for t in turns if t.person})
+    mems, people = memories(store, since, {t.person for t in turns if t.person}, names_before)
     return score_recording(rec, result, turns, mems, people), ran
 
 
