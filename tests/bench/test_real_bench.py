@@ -158,7 +158,11 @@ def test_hyp_turns_take_the_person_of_the_episode_that_kept_them() -> None:
     tl = Timeline()
     tl.add(9.5, "heard", text="This is Diane.", user="u9")
     turns = hyp_turns(heard, [ep], origin, tl)
-    assert [(t.person, t.kept) for t in turns] == [("u1", True), ("u2", False), (None, False)]
+    assert [(t.person, t.kept, t.unknown_voice) for t in turns] == [
+        ("u1", True, False),
+        ("u2", False, False),
+        (None, False, True),
+    ]
 
 
 def test_der_perfect_and_one_person_for_two() -> None:

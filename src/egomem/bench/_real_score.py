@@ -51,6 +51,9 @@ class HypTurn:
     text: str
     person: str | None
     kept: bool
+    # Kept out of memory on purpose (an unknown voice beside the user); still no transcript in a
+    # session, so still a dropped turn, but counted apart so the two causes can be told apart.
+    unknown_voice: bool = False
 
 
 @dataclass(frozen=True)

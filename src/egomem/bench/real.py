@@ -102,7 +102,7 @@ def hyp_turns(
             out.append(HypTurn(s, e, text, ep.participants[0] if ep.participants else None, True))
         else:
             person = None if who == UNKNOWN_VOICE else who or heard_user.get((round(e, 2), text))
-            out.append(HypTurn(s, e, text, person, False))
+            out.append(HypTurn(s, e, text, person, False, unknown_voice=who == UNKNOWN_VOICE))
     return out
 
 
@@ -181,6 +181,7 @@ def score_recording(
         "ref_turns": len([t for t in ref_turns if t.end - t.start >= 0.5]),
         "dropped_turns": len(dropped),
         "dropped": [[round(t.start, 2), round(t.end, 2), t.speaker] for t in dropped],
+        "unknown_voice_turns": sum(t.unknown_voice for t in turns),
         "turns": [[round(t.start, 2), round(t.end, 2), t.person, t.kept, t.text] for t in turns],
         "sessions": len(result.sessions),
         "max_repeat": max((repeated_phrase(t.text) for t in turns), default=0),
