@@ -60,6 +60,38 @@ class Row:
 
 
 SUMMARY: tuple[Row, ...] = (
+    # Real recordings of real people first: what a user's own recordings get (bench real, test split).
+    Row(
+        "real recordings, test split, default configuration: WER / plain faster-whisper base WER on the same audio",
+        "real",
+        ("pooled_test.wer", "pooled_test.base_wer"),
+    ),
+    Row(
+        "real recordings, test split, default: DER / people found / true people / merges / splits",
+        "real",
+        (
+            "pooled_test.der",
+            "pooled_test.people_found",
+            "pooled_test.people_true",
+            "pooled_test.merges",
+            "pooled_test.splits",
+        ),
+    ),
+    Row(
+        "real recordings, test split, default: fact recall / precision (strict) / memories about the assistant",
+        "real",
+        ("pooled_test.fact_recall", "pooled_test.fact_precision", "pooled_test.assistant_memories"),
+    ),
+    Row(
+        "real recordings, test split, default: dropped turns / reference turns / longest repeat / RTF",
+        "real",
+        ("pooled_test.dropped_turns", "pooled_test.ref_turns", "pooled_test.max_repeat", "pooled_test.rtf"),
+    ),
+    Row(
+        "real recordings, test split, rules extractor (fallback): fact recall / precision / dropped turns / RTF",
+        "real_rules",
+        ("pooled_test.fact_recall", "pooled_test.fact_precision", "pooled_test.dropped_turns", "pooled_test.rtf"),
+    ),
     Row("face verification accuracy, deepface pairs (threshold 0.6)", "face", ("faces_deepface.accuracy",)),
     Row(
         "face verification accuracy, LFW 10×10 all pairs",
@@ -391,7 +423,7 @@ def summary(results: dict[str, dict[str, Any]]) -> str:
         if ours != MISSING and any(rec is not None and stale_files(rec) for rec in recs.values()):
             ours += " (stale)"
         # The commands that made the figures, as recorded (a --quick run shows as one).
-        commands = [rec["command"].split(" --json ")[0] if rec else f"egomem bench {b}" for b, rec in recs.items()]
+        commands = [rec["command"].split(" --json ")[0] if rec else f"egomem bench {b.split('_')[0]}" for b, rec in recs.items()]
         rows.append([r.what, " + ".join(f"`{c}`" for c in commands), ours, r.paper])
     return "## Summary\n\n" + table(["what", "command", "ours", "paper"], rows)
 
@@ -558,6 +590,8 @@ LAYOUTS: dict[str, Callable[[dict[str, Any]], str]] = {
     "eval-dialog_cascaded": eval_dialog,
 }
 ORDER = (
+    "real",
+    "real_rules",
     "face",
     "speaker",
     "asr",
