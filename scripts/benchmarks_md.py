@@ -423,7 +423,10 @@ def summary(results: dict[str, dict[str, Any]]) -> str:
         if ours != MISSING and any(rec is not None and stale_files(rec) for rec in recs.values()):
             ours += " (stale)"
         # The commands that made the figures, as recorded (a --quick run shows as one).
-        commands = [rec["command"].split(" --json ")[0] if rec else f"egomem bench {b.split('_')[0]}" for b, rec in recs.items()]
+        # (A result file is NAME.json or NAME_VARIANT.json; bench names have no "_".)
+        commands = [
+            rec["command"].split(" --json ")[0] if rec else f"egomem bench {b.split('_')[0]}" for b, rec in recs.items()
+        ]
         rows.append([r.what, " + ".join(f"`{c}`" for c in commands), ours, r.paper])
     return "## Summary\n\n" + table(["what", "command", "ours", "paper"], rows)
 
