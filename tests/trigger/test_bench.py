@@ -31,6 +31,11 @@ def test_bench_trigger_quick(tmp_path: Path, shared_data: Callable[[str], Path])
             assert m[tagger][noise]["streams"] == sum(r["streams"] for r in by) == len(conditions)
             assert m[tagger][noise]["true_sessions"] == sum(r["true_sessions"] for r in by)
     assert m["seconds_per_8192_steps"] > 0 and m["streams"] == 2 * len(conditions)
-    # The trained model must at least find sessions on clean held-out speech.
-    assert m["model"]["clean"]["jaccard"] > 0.5
+    # Measured on these 15 held-out sessions: model Jaccard 0.987 / 0.987, F1@5 0.906 / 0.906
+    # (clean / noised); rule baseline F1@5 0.690 / 0.519. Margin: about one session boundary more
+    # missed; and the model must beat the rule baseline in both conditions.
+    for noise in ("clean", "noised"):
+        assert m["model"][noise]["jaccard"] >= 0.95
+        assert m["model"][noise]["f1_at_5"] >= 0.84
+        assert m["model"][noise]["f1_at_5"] > m["baseline"][noise]["f1_at_5"]
     assert "episodic trigger" in res.output
