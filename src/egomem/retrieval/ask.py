@@ -14,7 +14,8 @@
 4. **Stop** when a round adds nothing to the best `[ask] evidence` items, when the best
    items hold enough of the question's terms (`enough_coverage`), or after `max_rounds`.
 5. **Answer** with the configured LLM from the evidence (task `answer`), otherwise with the
-   best evidence itself, saying so. Nothing is written to the store.
+   best evidence itself, saying so; also when the model's answer names nothing in the evidence
+   or names the assistant as the person (retrieval/ask_grounding.py). Nothing is written to the store.
 
 A question about someone memory does not know, or an empty store, gets the defined
 empty result: `AskResult(empty=True, answer="I have nothing about ...")`.
@@ -22,7 +23,7 @@ empty result: `AskResult(empty=True, answer="I have nothing about ...")`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from egomem.config import AskConfig, Config
@@ -30,6 +31,7 @@ from egomem.errors import ConfigError, EgomemError, InputError, NotFoundError
 from egomem.llm import create_provider
 from egomem.llm.base import LLMError, LLMProvider
 from egomem.providers import BuildContext
+from egomem.retrieval.ask_grounding import best_evidence, grounded, names_assistant
 from egomem.retrieval.ask_people import People, resolve_people, search_text
 from egomem.retrieval.ask_types import (
     AnswerEvidence,
@@ -119,8 +121,11 @@ class Asker:
         llm: LLMProvider | None = None,
         *,
         corpus: TurnCorpus | None = None,
+        report: Callable[[str], None] | None = None,
     ) -> None:
         self.store = store
+        # Told each long step as it begins (`egomem ask` shows them: the LLM can take minutes).
+        self.report: Callable[[str], None] = report or (lambda _text: None)
         self.cache = cache
         self.config = config or AskConfig()
         self.recipe = recipe_of(self.config)
@@ -149,6 +154,7 @@ class Asker:
         window = self._window(q, ref, as_of, people, result)
         run = _Run(self.config.evidence)
         query = search_text(q, people)
+        self.report("searching memory (round 1)")
         self._round_one(run, query, people, user_id, window, as_of)
         if not run.items and window is not None and window.text != self._as_of_text(as_of):
             # Nothing in the question's time: say so, and search all the time memory allows.
@@ -161,6 +167,7 @@ class Asker:
                 result.stopped = "enough evidence"
                 break
             before = run.top_keys()
+            self.report(f"searching memory (round {r})")
             self._follow(run, r, q, query, people, window, as_of)
             result.rounds = r
             if run.top_keys() == before:
@@ -434,6 +441,7 @@ class Asker:
 
     def _answer(self, result: AskResult, user_id: str | None) -> None:
         if self.llm is not None and self.config.llm and self.llm.name != "rules":
+            self.report(f"asking the language model ({self.llm.name}) with {len(result.evidence)} evidence item(s)")
             try:
                 out = self.llm.run("answer", self._answer_input(result, user_id), AnswerOutput)
             except LLMError as exc:
@@ -441,10 +449,22 @@ class Asker:
             except EgomemError as exc:  # e.g. a prompt file missing for the provider's prompt version
                 result.notes.append(f"the language model could not be asked ({exc}); showing the best evidence")
             else:
-                result.answer = out.answer.strip() or "I don't know from memory."
-                result.answered_by = f"llm:{self.llm.name}"
+                answer = out.answer.strip() or "I don't know from memory."
+                if grounded(answer, result.question, result.evidence):
+                    result.answer, result.answered_by = answer, f"llm:{self.llm.name}"
+                    return
+                # Not from the evidence ("Assistant" for a question evidence #1 answers): the
+                # best evidence itself, saying what the model said instead.
+                why = "the assistant itself" if names_assistant(answer) else "nothing in the evidence"
+                result.model_answer = answer
+                result.notes.append(f'the language model answered "{_short(answer)}", which names {why}')
+                best = best_evidence(result.evidence)
+                result.answer = (
+                    f'The language model\'s answer named {why}; the best evidence is: "{best.quote}"{_source(best)}.'
+                )
+                result.answered_by = "evidence"
                 return
-        best = result.evidence[0]
+        best = best_evidence(result.evidence)
         result.answer = f'No language model answered; the best evidence is: "{best.quote}"{_source(best)}.'
         result.answered_by = "evidence"
 
@@ -464,6 +484,10 @@ class Asker:
 
 def _group(it: EvidenceItem) -> str:
     return "turn" if it.kind in ("turn", "summary") else it.kind
+
+
+def _short(text: str, n: int = 120) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 def _source(it: EvidenceItem) -> str:

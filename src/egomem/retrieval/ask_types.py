@@ -77,6 +77,9 @@ class AskResult(_Model):
     rounds: int = 0
     stopped: str = ""  # why the rounds ended: "enough evidence", "no new evidence", "max rounds"
     notes: list[str] = Field(default_factory=list)
+    # What the language model answered when it was not used: its answer named nothing in the
+    # evidence, or the assistant as the person (`answered_by` is then "evidence").
+    model_answer: str | None = None
 
 
 # -- the `answer` LLM task (prompt: llm/prompts/answer.v1.md) ---------------------------
