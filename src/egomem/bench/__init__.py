@@ -32,6 +32,9 @@ class BenchOptions:
     extra: dict[str, str] = field(default_factory=dict)
     # A result written into benchmarks/results/ from a tree with uncommitted changes (shown as such).
     allow_dirty: bool = False
+    # Told each long step as it begins ("real: recording 3 of 21: ..."); `egomem bench` shows it
+    # as progress (a spinner on a terminal, timestamped lines when piped).
+    report: Callable[[str], None] = field(default=lambda _text: None, repr=False, compare=False)
 
 
 @dataclass
@@ -79,7 +82,9 @@ def run_bench(name: str, options: BenchOptions) -> BenchResult:
         raise InputError(f"unknown benchmark {name!r}; available: {', '.join(available())}")
     # The code's state is taken before anything runs (a dirty tree is refused here, not after an hour).
     provenance = Provenance(options.json_path, options.allow_dirty)
+    options.report(f"{name}: loading")
     importlib.import_module(f"egomem.bench.{name.replace('-', '_')}")
+    options.report(f"{name}: running" + (" (--quick)" if options.quick else ""))
     t0 = time.perf_counter()
     fn = _REGISTRY[name] if name in _REGISTRY else _REGISTRY[name.replace("-", "_")]
     result = fn(options)

@@ -120,6 +120,7 @@ def run(options: BenchOptions) -> BenchResult:
     metrics: dict[str, Any] = {"dataset": root.name, "utterances": len(items)}
     rows = []
     for label, provider, model, settings in runnable:
+        options.report(f"asr: {label} on {len(items)} utterance(s)")
         try:
             asr = create("asr", ASR.parse_config(provider, settings), ctx)
         except ConfigError as exc:

@@ -126,6 +126,7 @@ def run(options: BenchOptions) -> BenchResult:
     for sp in splits:
         tallies = {(e, v): Tally() for e in configs for v in variants}
         for seed in range(n):
+            options.report(f"conversation: {sp} scenario {seed + 1} of {n}")
             sc = generate(sp, seed)
             for (ext, variant), tally in tallies.items():
                 if (variant == "transcript" or seed < n_audio) and (ext != "local" or seed < n_local):

@@ -251,6 +251,7 @@ def run(options: BenchOptions) -> BenchResult:
         ingest: dict[str, Any] = {"extractor": extract_label, "sessions_per_conversation": sessions, "failed": {}}
         t_ingest = time.perf_counter()
         for i, conv in enumerate(convs):
+            options.report(f"locomo-qa: memorising conversation {i + 1} of {len(convs)}")
             store = SQLiteStore(Path(tmp) / f"conv{i}.db")
             manager = memory_manager(_config(extractor), store, extract_llm, _CachedEncoder(cache))
             where, done = _ingest(conv, manager, sessions)
@@ -264,6 +265,7 @@ def run(options: BenchOptions) -> BenchResult:
         metrics["ingest"] = ingest
         try:
             if recall_on:
+                options.report("locomo-qa: asking the questions (multi-round, single-shot, plain search)")
                 multi = evaluate(items, cache, product)
                 shot = evaluate(items, cache, single)
                 plain = plain_search(items, cache, product)
@@ -280,6 +282,7 @@ def run(options: BenchOptions) -> BenchResult:
                 metrics["plain_search"] = {**plain.summary(), "recipe": product.recipe}
                 metrics["selection"] = {"dev_recall_at_10_cat_1_2": grid, "grid": GRID}
             if answer_llm != "none":
+                options.report(f"locomo-qa: answers with {answer_llm}")
                 llm, label = _llm(answer_llm)
                 metrics["llm"] = label
                 metrics["answers"] = answer_f1(items, cache, llm, label, n_answers)

@@ -102,6 +102,7 @@ def run(options: BenchOptions) -> BenchResult:
         memories = {}
         episodes: dict[str, list[tuple[float, float, str]]] = {}
         for name in ("straight", "resumed"):
+            options.report(f"memorize: the {name} run")
             data = root / name
             data.mkdir()
             cfg = load_config(data_dir=data, environ={"EGOMEM_LLM__PROVIDER": llm} if llm else {})

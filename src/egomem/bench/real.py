@@ -31,7 +31,6 @@ default is the configuration's), `--set split=dev|test`, `--set only=ID,ID`,
 
 from __future__ import annotations
 
-import sys
 import tempfile
 import time
 from collections.abc import Iterable, Sequence
@@ -280,13 +279,14 @@ def run(options: BenchOptions) -> BenchResult:
         raise InputError(f"--set store must be fresh or shared, got {shared!r}")
     per: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="egomem-bench-real-") as tmp:
+        options.report("real: loading the models")
         models = Models(_config(Path(tmp) / "models", llm)).load_all()  # loading is not processing time
         base_model = None
         ran = ""
         store: SQLiteStore | None = None
         try:
             for i, rec in enumerate(recs, 1):
-                print(f"[{i}/{len(recs)}] {rec.id} ({rec.split}, {rec.kind})", file=sys.stderr, flush=True)
+                options.report(f"real: recording {i} of {len(recs)}: {rec.id} ({rec.split}, {rec.kind})")
                 data = Path(tmp) / ("shared" if shared == "shared" else rec.id)
                 data.mkdir(exist_ok=True)
                 if store is None:

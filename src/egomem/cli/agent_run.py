@@ -4,28 +4,21 @@
 from __future__ import annotations
 
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import click
 
-from egomem.cli.progress import on_terminal, step
+from egomem.cli.progress import on_terminal, step, tenths
 from egomem.config import Config
 from egomem.store import MemoryStore
 from egomem.stream.sources import Step
 
 
-def step_lines(steps: Iterator[Step], length: int, every: float = 0.1) -> Iterator[Step]:
+def step_lines(steps: Iterator[Step], length: int) -> Iterator[Step]:
     """`steps`, with a timestamped line on stderr at each tenth of `length` (piped progress)."""
-    t0 = time.perf_counter()
-    next_mark = every
-    for i, s in enumerate(steps, 1):
-        yield s
-        while i / length >= next_mark - 1e-9 and next_mark <= 1.0 + 1e-9:
-            step(f"run: {next_mark:.0%} of the recording processed ({time.perf_counter() - t0:.1f} s)")
-            next_mark += every
+    return tenths(steps, length, lambda f, s: f"run: {f:.0%} of the recording processed ({s:.1f} s)")
 
 
 def run_agent(

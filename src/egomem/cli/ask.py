@@ -7,6 +7,7 @@ from typing import Protocol, cast
 
 import click
 
+from egomem.cli.progress import phases
 from egomem.config import Config
 from egomem.store import MemoryStore
 
@@ -35,11 +36,15 @@ def ask(c: _Ctx, question: str, user_id: str | None, as_of: str | None, as_json:
     cutoff = parse_as_of(as_of) if as_of is not None else None
     cfg = c.config
     store = c.store()
+    # The default local LLM takes minutes on a small CPU: each step is shown as it begins
+    # (a spinner with its time on a terminal, timestamped lines when piped).
     try:
-        llm = None if no_llm else build_llm(cfg)
-        result = Asker(store, EmbeddingCache(default_encoder()), cfg.ask, llm).ask(
-            question, user_id=user_id, as_of=cutoff
-        )
+        with phases("ask") as say:
+            if not no_llm and cfg.ask.llm:
+                say(f"loading the language model ({cfg.llm.provider})")
+            llm = None if no_llm else build_llm(cfg)
+            asker = Asker(store, EmbeddingCache(default_encoder()), cfg.ask, llm, report=say)
+            result = asker.ask(question, user_id=user_id, as_of=cutoff)
     finally:
         store.close()
     if as_json:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import click
 
+from egomem.cli.progress import Counted, on_terminal, step
 from egomem.errors import InputError
 
 _BUILDER = "egomem_training.data.cli_entry"
@@ -48,7 +49,20 @@ def build(script: Path, out: Path, **opts: object) -> None:
         entry = importlib.import_module(_BUILDER)
     except ImportError as exc:
         raise InputError(f"the training package is not installed ({exc})") from exc
-    manifest = entry.run(script, out, opts)
+    bar: list[Counted] = []
+
+    def on_stream(done: int, total: int) -> None:
+        if not bar:
+            bar.append(Counted("data build", "stream(s)", total))
+        bar[0].advance(done - bar[0].done)
+
+    if not on_terminal():
+        step(f"data build: {script.name}: preparing the tokenizers and voices")
+    try:
+        manifest = entry.run(script, out, opts, on_stream)
+    finally:
+        if bar:
+            bar[0].close()
     click.echo(
         json.dumps({k: manifest[k] for k in ("streams", "samples", "shards", "audio_tokenizer", "seconds")}, indent=2)
     )

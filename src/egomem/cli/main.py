@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from egomem.bench import BenchOptions, available, render, run_bench
+from egomem.cli.progress import phases
 from egomem.config import Config, load_config
 from egomem.errors import EgomemError, InputError
 from egomem.providers import DEFAULTS, FALLBACKS
@@ -237,7 +238,10 @@ def bench(
         extra=dict(_kv(e) for e in extra),
         allow_dirty=allow_dirty,
     )
-    click.echo(render(run_bench(name, opts)))
+    with phases("bench") as say:
+        opts.report = say
+        result = run_bench(name, opts)
+    click.echo(render(result))
     if json_path:
         click.echo(f"\nmetrics written to {json_path}")
 

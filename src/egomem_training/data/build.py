@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -42,8 +43,16 @@ class BuildConfig(BaseModel):
     picture: bool = True
 
 
-def build(script: Script, out: Path, cfg: BuildConfig, keep: bool = False) -> tuple[dict[str, Any], list[BuiltStream]]:
-    """Write the shards under `out`; returns the manifest (and the built streams when `keep`)."""
+def build(
+    script: Script,
+    out: Path,
+    cfg: BuildConfig,
+    keep: bool = False,
+    on_stream: Callable[[int, int], None] | None = None,
+) -> tuple[dict[str, Any], list[BuiltStream]]:
+    """Write the shards under `out`; returns the manifest (and the built streams when `keep`).
+    `on_stream(done, total)` is told once the tokenizers and voices are ready (done 0) and after
+    each stream (`egomem data build` shows it as progress)."""
     out.mkdir(parents=True, exist_ok=True)
     if any(out.glob("streams-*.parquet")):
         raise InputError(f"{out} already holds shards: choose an empty folder")
@@ -60,6 +69,8 @@ def build(script: Script, out: Path, cfg: BuildConfig, keep: bool = False) -> tu
         for i in range(0, len(script.sessions), cfg.sessions_per_stream)
     ]
     kept: list[BuiltStream] = []
+    if on_stream is not None:
+        on_stream(0, len(groups))
     with tempfile.TemporaryDirectory(prefix="egomem-data-") as tmp:
         lines = LineCache(Path(tmp), assistant_synthesizer(cfg.assistant_voice))
         for i, group in enumerate(groups):
@@ -87,6 +98,8 @@ def build(script: Script, out: Path, cfg: BuildConfig, keep: bool = False) -> tu
                 draw_stream(st, out / f"stream-{st.stream_id[1:]}.png", text_tok)
             if keep:
                 kept.append(st)
+            if on_stream is not None:
+                on_stream(i + 1, len(groups))
     writer.flush()
     save_tokenizer(text_tok, out / "tokenizer.json")
     manifest = {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,9 @@ from egomem_training.data.build import BuildConfig, build
 from egomem_training.data.script import load_script, write_jsonl
 
 
-def run(script: Path, out: Path, opts: dict[str, Any]) -> dict[str, Any]:
+def run(
+    script: Path, out: Path, opts: dict[str, Any], on_stream: Callable[[int, int], None] | None = None
+) -> dict[str, Any]:
     cfg = BuildConfig(
         seed=opts["seed"],
         max_steps=opts["max_steps"],
@@ -23,7 +26,7 @@ def run(script: Path, out: Path, opts: dict[str, Any]) -> dict[str, Any]:
         mimi_weights=opts["mimi_weights"],
         picture=not opts["no_picture"],
     )
-    manifest, _ = build(load_script(script), out, cfg)
+    manifest, _ = build(load_script(script), out, cfg, on_stream=on_stream)
     return manifest
 
 
