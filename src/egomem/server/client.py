@@ -46,7 +46,17 @@ def stream_recording(
     sep = "&" if "?" in url else "?"
     target = f"{url.rstrip('/')}/api/v1/stream{sep}dialog={dialog}"
     try:
-        ws = connect(target, additional_headers={"Authorization": f"Bearer {key}"}, max_size=2**22, open_timeout=30)
+        # No keepalive pings from this side: the server answers a ping from its event loop, which a
+        # loaded machine can hold past the 20 s default while the session is processed, and the
+        # client would then drop a healthy stream (close code 1006). The wait for `done` below has
+        # its own deadline, and a server that goes away closes the connection.
+        ws = connect(
+            target,
+            additional_headers={"Authorization": f"Bearer {key}"},
+            max_size=2**22,
+            open_timeout=30,
+            ping_interval=None,
+        )
     except (OSError, InvalidStatus) as exc:
         raise InputError(f"cannot connect to {url}: {exc}") from exc
 
