@@ -56,6 +56,14 @@ class WhisperConfig(ProviderConfig):
     # memory should not depend on the run. Off: greedy beam search only (WER on and off in
     # BENCHMARKS.md, `egomem bench asr --set backends=whisper-base,whisper-base+fallback`).
     temperature_fallback: bool = False
+    # Repetition guard (Whisper loops: "No, I didn't" x40 on overlapping speech). Decodes are never
+    # conditioned on the previous window's text; a decode repeating a phrase of 1-12 words more than
+    # `max_repeats` times back to back, or with a window compressing > 2.4x, is decoded once more
+    # with `retry_repetition_penalty` (beam search still: the same audio gives the same text); a loop
+    # that survives is cut to its first copy. Off: the decode as Whisper gives it.
+    loop_guard: bool = True
+    max_repeats: int = Field(default=3, ge=1)
+    retry_repetition_penalty: float = Field(default=1.1, ge=1.0, le=3.0)
 
 
 ASR = registry("asr")

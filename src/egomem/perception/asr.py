@@ -13,6 +13,7 @@ from __future__ import annotations
 import abc
 import re
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -115,6 +116,71 @@ def normalise_text(text: str) -> str:
     """Lower case, letters/digits/apostrophes only, single spaces (LibriSpeech reference style)."""
     t = re.sub(r"[^a-z0-9' ]+", " ", text.lower())
     return " ".join(w.strip("'") for w in t.split() if w.strip("'"))
+
+
+# A decoder loop repeats one phrase back to back ("no, I didn't, no, I didn't, ..." x40); people do
+# say "yeah, yeah, yeah", but a phrase said more than 3 times in a row is the issue's mark of a loop.
+# Phrases up to 12 words: a loop's phrase can be a whole short sentence ("I don't know what to do, but").
+LOOP_REPEATS = 3
+LOOP_PHRASE_WORDS = 12
+
+
+def _run_length(keys: Sequence[str], i: int, n: int) -> int:
+    """How many times keys[i:i+n] occurs back to back from i."""
+    k = 1
+    while i + (k + 1) * n <= len(keys) and keys[i + k * n : i + (k + 1) * n] == keys[i : i + n]:
+        k += 1
+    return k
+
+
+def longest_repeat(keys: Sequence[str], max_words: int = LOOP_PHRASE_WORDS) -> int:
+    """The most times any phrase of 1..`max_words` items repeats back to back in `keys`
+    (1 = no repeat, 0 = empty). `keys` are words already normalised (`repeat_keys`)."""
+    best = 1 if keys else 0
+    for n in range(1, max_words + 1):
+        i = 0
+        while i + n <= len(keys):
+            k = _run_length(keys, i, n)
+            best = max(best, k)
+            i += n * k if k > 1 else 1
+    return best
+
+
+def collapsed_indices(keys: Sequence[str], limit: int = LOOP_REPEATS, max_words: int = LOOP_PHRASE_WORDS) -> list[int]:
+    """Indices of `keys` to keep when every run of more than `limit` back-to-back copies of a phrase
+    (1..`max_words` items) is cut to its first copy; runs of `limit` or fewer are kept whole.
+    Empty keys (punctuation-only tokens) never break or start a run and are always kept."""
+    real = [i for i, k in enumerate(keys) if k]
+    words = [keys[i] for i in real]
+    keep = set(range(len(keys))) - set(real)
+    i = 0
+    while i < len(words):
+        # The earliest loop wins; at one start, the phrase that covers the most words (then the shortest).
+        best_n, best_k = 0, 1
+        for n in range(1, max_words + 1):
+            k = _run_length(words, i, n)
+            if k > limit and n * k > best_n * best_k:
+                best_n, best_k = n, k
+        if best_n:
+            keep.update(real[i : i + best_n])
+            i += best_n * best_k
+        else:
+            keep.add(real[i])
+            i += 1
+    return sorted(keep)
+
+
+def repeat_keys(tokens: Sequence[str]) -> list[str]:
+    """Each whitespace token of Whisper's text as the repeat checks compare it: normalised, so
+    "No," and "no" are the same word ("" for a token of punctuation only)."""
+    return [normalise_text(t) for t in tokens]
+
+
+def collapse_repeats(text: str, limit: int = LOOP_REPEATS, max_words: int = LOOP_PHRASE_WORDS) -> str:
+    """`text` with every run of more than `limit` back-to-back copies of a phrase of 1..`max_words`
+    words cut to its first copy (casing and punctuation of what is kept are left as they were)."""
+    tokens = text.split()
+    return " ".join(tokens[i] for i in collapsed_indices(repeat_keys(tokens), limit, max_words))
 
 
 def word_errors(ref: str, hyp: str) -> tuple[int, int]:
