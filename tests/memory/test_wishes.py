@@ -153,6 +153,20 @@ def test_a_models_wish_as_liking_is_stored_as_the_plan(store: SQLiteStore, encod
     assert [c.why for c in out.checked] == [WISH_NOT_LIKING, WISH_NOT_LIKING]
 
 
+def test_a_plan_written_as_a_preference_is_stored_as_a_fact(store: SQLiteStore, encoder: Any) -> None:
+    session = SessionText(
+        episode_id="e1",
+        start=T0,
+        end=T0 + 60,
+        date="3 May 2024",
+        turns=[Turn(speaker="user", text="I want to try surfing.")],
+    )
+    items = [{"kind": "preference", "text": "wants to try surfing", "source_text": "I want to try surfing."}]
+    out = MemoryManager(store, CannedChatModel(items), encoder).process(session)
+    assert out.user_id
+    assert [(f.kind.value, f.text) for f in store.list_facts(out.user_id)] == [("fact", "wants to try surfing")]
+
+
 def test_a_models_liking_that_was_said_stays(store: SQLiteStore, encoder: Any) -> None:
     session = SessionText(
         episode_id="e1",

@@ -7,7 +7,8 @@ and the update agent: what reaches memory is about the person, as they said it.
   part of the episode keeps its summary); when nothing about the person is left, it is dropped.
 - A liking ("likes tennis") whose only evidence in the user's words is a wish or plan ("I'd
   like to learn tennis") becomes the plan fact ("wants to learn tennis"), or is dropped when the
-  wish is no plan ("I'd love to play tennis someday"); memory/wishes.py.
+  wish is no plan ("I'd love to play tennis someday"); memory/wishes.py. A plan a model wrote
+  as a preference ("wants to learn tennis") is stored as the fact it is, as the rules write it.
 
 Every change is returned with its reason, for the episode's log and the timeline.
 """
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from egomem.memory import statements
 from egomem.memory.assistant_subject import about_assistant, without_assistant
 from egomem.memory.items import ExtractedItem, SessionText
-from egomem.memory.wishes import liking_from_wish
+from egomem.memory.wishes import is_plan_text, liking_from_wish
 
 ABOUT_ASSISTANT = "about the assistant, not the person"
 WISH_NOT_LIKING = "a wish or plan, not a liking"
@@ -47,6 +48,9 @@ def check_items(items: list[ExtractedItem], session: SessionText) -> tuple[list[
             why = ABOUT_ASSISTANT
             rest = without_assistant(it.text) if it.kind == "summary" else ""
             new = it.model_copy(update={"text": rest}) if rest else None
+        elif it.kind == "preference" and is_plan_text(it.text):
+            why = WISH_NOT_LIKING
+            new = it.model_copy(update={"kind": "fact"})
         elif it.kind == "preference" and not it.retract:
             wish = liking_from_wish(it.text, sentences)
             if wish is not None:

@@ -15,8 +15,10 @@ import re
 
 # The assistant as the subject: "Assistant ...", "the assistant ...", "the AI (assistant) ...",
 # "the robot ...", "Robot: ...", the product's own name.
+# A job title is not the robot: "assistant manager at Tesco", "an assistant to the mayor".
 _ASSISTANT = re.compile(
-    r"^(?:(?:the|an|our|your|this|a) )?(?:assistant|egomem)\b|^the (?:ai|agent|robot|bot|system)\b|^robot\b"
+    r"^(?:(?:the|an|our|your|this|a) )?(?:assistant(?! (?:manager|professor|director|editor|coach|teacher|principal|"
+    r"producer|to)\b)|egomem)\b|^the (?:ai|agent|robot|bot|system)\b|^robot\b"
 )
 # A subjectless fact ("asked the user for their name") whose object is the user: the actor was
 # someone else, in a session of the user and the robot, the robot.

@@ -62,6 +62,19 @@ _LIKING_SAID = re.compile(
 )
 
 
+# A plan or wish already written as one, under any kind: "wants to learn tennis".
+_PLAN_TEXT = re.compile(
+    r"^(?:[A-Z][\w'-]* )?(?:wants|plans|hopes|intends|would (?:like|love)|is (?:going|planning|hoping|aiming) "
+    r"(?:to|on)|is looking forward|is thinking (?:of|about)|is considering)\b",
+    re.I,
+)
+
+
+def is_plan_text(text: str) -> bool:
+    """Whether an item's text is a wish or plan ("wants to learn tennis", "is going to move")."""
+    return _PLAN_TEXT.match(text.strip()) is not None
+
+
 def _wish(sentence: str) -> tuple[str, str, str] | None:
     """(the verb of the fact, '' for a wish that is no goal; its object; the words of the wish)."""
     for rx, verb in _COMPILED:
