@@ -15,7 +15,6 @@ from egomem.bench._real_score import (
     Memory,
     RefFact,
     RefTurn,
-    about_assistant,
     assign_people,
     der,
     dropped_turns,
@@ -27,6 +26,7 @@ from egomem.bench._real_score import (
 )
 from egomem.bench.real import hyp_turns, pooled
 from egomem.errors import InputError
+from egomem.memory.assistant_subject import about_assistant
 from egomem.runtime.agent import UNKNOWN_VOICE
 from egomem.runtime.timeline import Timeline
 from egomem.schemas import Episode

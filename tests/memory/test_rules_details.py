@@ -35,9 +35,13 @@ def test_duration_and_place_details_are_cut(text: str, expected: set[str]) -> No
     assert facts == expected
 
 
-def _prefs(text: str) -> set[str]:
+def _kinds(text: str) -> dict[str, set[str]]:
     session = SessionText(episode_id="e", start=0, end=1, date="1 May 2026", turns=[Turn(speaker="user", text=text)])
-    return {it.text.lower() for it in extract_rules(session).items if it.kind == "preference"}
+    out: dict[str, set[str]] = {"fact": set(), "preference": set()}
+    for it in extract_rules(session).items:
+        if it.kind in out:
+            out[it.kind].add(it.text.lower())
+    return out
 
 
 @pytest.mark.parametrize(
@@ -55,4 +59,5 @@ def _prefs(text: str) -> set[str]:
     ],
 )
 def test_plans_to_learn_are_goals_wishes_are_not(text: str, expected: set[str]) -> None:
-    assert _prefs(text) == expected
+    got = _kinds(text)
+    assert got["fact"] == expected and got["preference"] == set()  # a plan, never a liking

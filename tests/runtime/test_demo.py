@@ -69,6 +69,8 @@ def test_final_memory(demo: dict[str, Any]) -> None:
     emily_facts = {f["text"] for f in emily["facts"] if f["kind"] != "summary"}
     assert _has(emily_facts, "nurse") and _has(emily_facts, "hik") and _has(emily_facts, "paris")
     assert _has(emily_facts, "learn", "tennis")
+    # She only said she would like to learn it: a plan, never a liking of tennis (issue 27).
+    assert not [f["text"] for f in emily["facts"] if f["kind"] == "preference" and "tennis" in f["text"].lower()]
     assert not _has(emily_facts, "london")  # superseded on day 2 by the move, not kept beside it
     assert _has({f["text"] for f in john["facts"]}, "tennis")
     assert {"relation": "colleague", "person": "Emily"} in john["relations"]

@@ -11,14 +11,14 @@ memory it wrote), so each can be tested by feeding it a wrong answer:
 - `score_facts` (strict): a remembered fact is right only when it is on the person mapped to the
   annotated fact's owner and carries every keyword group of that fact; a fact on the wrong person,
   on a person who is no one, or not in the annotation is false.
-- `about_assistant`: a fact or summary whose subject (a clause's first words) is the assistant.
+- `about_assistant`: a fact or summary whose subject (a clause's first words) is the assistant: the
+  product's own detector (memory/assistant_subject.py), the one its post-check drops them with.
 - `dropped_turns`: reference turns that no transcribed turn kept in a session overlaps.
 - `der`: pyannote.metrics' diarization error rate of the product's turns (person = speaker).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -218,17 +218,6 @@ def score_facts(
             false_facts.append(f"{m.text} (on {owner or 'no one'})")
     missed = [f"{f.person}: {f.text}" for i, f in enumerate(facts) if i not in found]
     return FactScore(len(facts), len(remembered), len(found), correct, wrong_person, false_facts, missed)
-
-
-# The assistant as the subject of a clause: "Assistant talked about ...", "the assistant asked ...",
-# "The AI said ...". Clauses split at sentence ends, semicolons and ", and/but/while/so/then".
-_ASSISTANT = re.compile(r"^(?:(?:the|an|our|your|this|a) )?(?:assistant|egomem)\b|^the (?:ai|agent|robot|bot)\b")
-_CLAUSE = re.compile(r"[.!?;:\n]+|,\s*(?:and|but|while|so|then|whereas)\s+|\s+(?:and|but|while|then)\s+(?=the\s|an?\s)")
-
-
-def about_assistant(text: str) -> bool:
-    """Whether a clause of `text` has the assistant as its subject (see `_ASSISTANT`)."""
-    return any(_ASSISTANT.match(c.strip().lower()) for c in _CLAUSE.split(text) if c.strip())
 
 
 def dropped_turns(ref: Sequence[RefTurn], hyp: Sequence[HypTurn], min_s: float = MIN_TURN_S) -> list[RefTurn]:

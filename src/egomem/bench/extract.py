@@ -3,7 +3,7 @@
 LoCoMo (snap-research/locomo, CC BY-NC 4.0) gives, for each session, "observations":
 facts about each speaker with the dia_id of their source turn. For every session and each
 speaker, the product's `MemoryExtractor` runs on that session's turns with the speaker as
-the user (the other speaker is the assistant side), in text (no audio). An extracted item
+the user (the other speaker is context, speaker "other"), in text (no audio). An extracted item
 (prefixed with the speaker's name) matches an observation of that speaker and session
 when their MiniLM cosine is at or above the threshold (0.6 by default, fixed before the
 run and reported beside 0.5 and 0.7; `--set threshold=`). Precision: share of items that
@@ -140,7 +140,7 @@ def pick_llm_sessions(records: Sequence[dict[str, Any]], n: int) -> list[tuple[s
 
 
 def _session_text(r: dict[str, Any]) -> SessionText:
-    turns = [Turn(speaker="user" if t["speaker"] == r["speaker"] else "assistant", text=t["text"]) for t in r["turns"]]
+    turns = [Turn(speaker="user" if t["speaker"] == r["speaker"] else "other", text=t["text"]) for t in r["turns"]]
     return SessionText(
         episode_id=f"{r['conv']}-{r['session']}-{r['speaker']}",
         start=r["start"],

@@ -43,7 +43,6 @@ from egomem.bench._real_score import (
     MIN_MATCH_S,
     HypTurn,
     Memory,
-    about_assistant,
     assign_people,
     der,
     dropped_turns,
@@ -56,6 +55,7 @@ from egomem.bench._real_score import (
 from egomem.config import Config, load_config
 from egomem.errors import InputError
 from egomem.media import load_audio
+from egomem.memory.assistant_subject import about_assistant
 from egomem.perception.asr import normalise_text
 from egomem.runtime.agent import UNKNOWN_VOICE, RunResult
 from egomem.runtime.build import Models, build_agent

@@ -4,7 +4,9 @@ The backend (rules, OpenAI-compatible, GGUF) answers the `extract` task; this mo
 refuses what a model may invent, and reports each drop: an item whose quoted source is
 not in the user's own words, or is a question; a person, name, or any capitalised word or
 number in an item that the user never said ("lives in Lisbon" quoting "I live in Porto").
-So no fact reaches memory without provenance.
+So no fact reaches memory without provenance. Before that, memory/about_person.py drops or
+rewrites what is about the assistant instead of the person, and turns a wish said as a liking
+into the plan it is (`ExtractResult.checked`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 
 from egomem.llm.base import LLMError, LLMProvider
+from egomem.memory.about_person import Checked, check_items
 from egomem.memory.items import ExtractedItem, Extraction, SessionText
 from egomem.memory.names import COMMON
 from egomem.memory.statements import is_question
@@ -31,6 +34,7 @@ log = logging.getLogger(__name__)
 class ExtractResult:
     items: list[ExtractedItem]
     dropped: list[tuple[ExtractedItem, str]] = field(default_factory=list)  # (item, why)
+    checked: list[Checked] = field(default_factory=list)  # rewritten or dropped: about the assistant, wishes
 
 
 class MemoryExtractor:
@@ -47,12 +51,22 @@ class MemoryExtractor:
         turns = session.user_turns()
         if not turns:
             return ExtractResult(items=[])
-        items = list(self.provider.run("extract", session, Extraction).items)
+        items, checked = check_items(list(self.provider.run("extract", session, Extraction).items), session)
         if self.supplement is not None:
             try:
-                items += _not_covered(self.supplement.run("extract", session, Extraction).items, items)
+                extra, checked_extra = check_items(self.supplement.run("extract", session, Extraction).items, session)
+                items += _not_covered(extra, items)
+                checked += checked_extra
             except LLMError as exc:  # the model's items stand on their own
                 log.warning("session %s: supplementary extraction failed: %s", session.episode_id, exc)
+        for c in checked:
+            log.info(
+                "session %s: %r %s: %s",
+                session.episode_id,
+                c.item.text,
+                "dropped" if c.replaced_by is None else f"-> {c.replaced_by.text!r}",
+                c.why,
+            )
         user_text = _norm(" ".join(t.text for t in turns))
         kept: list[ExtractedItem] = []
         dropped: list[tuple[ExtractedItem, str]] = []
@@ -68,7 +82,7 @@ class MemoryExtractor:
                 dropped.append((it, why))
             else:
                 kept.append(it)
-        return ExtractResult(items=kept, dropped=dropped)
+        return ExtractResult(items=kept, dropped=dropped, checked=checked)
 
 
 def _not_covered(extra: list[ExtractedItem], items: list[ExtractedItem]) -> list[ExtractedItem]:

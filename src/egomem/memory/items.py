@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
 
 ItemKind = Literal["name", "fact", "preference", "summary", "relation"]
 OpName = Literal["ADD", "UPDATE", "DELETE", "NOOP"]
@@ -15,11 +15,32 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+# How the assistant's lines read in the session text a model is given: the robot's words, never
+# the person's (a model once summarised them as the user's: "Assistant talked about their job").
+ASSISTANT_LABEL = "assistant (the robot, not the user)"
+# Other people present in a conversation of several (each speaker's turns are processed in turn).
+OTHER_LABEL = "other person (not the user)"
+_LABELS = {"assistant": ASSISTANT_LABEL, "other": OTHER_LABEL}
+
+
 class Turn(_Model):
-    speaker: Literal["user", "assistant"]
+    """One line of a session: the user's, the assistant's (the robot's own words, context only) or
+    another person's (a conversation of several: context only). Serialised with the marked labels;
+    either form validates."""
+
+    speaker: Literal["user", "assistant", "other"]
     text: str
     start: float | None = None  # seconds (stream time), when known
     end: float | None = None
+
+    @field_validator("speaker", mode="before")
+    @classmethod
+    def _unlabel(cls, v: object) -> object:
+        return next((k for k, label in _LABELS.items() if v == label), v)
+
+    @field_serializer("speaker")
+    def _label(self, v: str) -> str:
+        return _LABELS.get(v, v)
 
 
 class SessionText(_Model):

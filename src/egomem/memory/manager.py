@@ -22,6 +22,7 @@ from egomem.encoders import DLIB_FACE, RESEMBLYZER_VOICE
 from egomem.errors import InputError, NotFoundError
 from egomem.identity.types import Identification, IdentityStatus
 from egomem.llm.base import LLMError, LLMProvider
+from egomem.memory.about_person import Checked
 from egomem.memory.config import MemoryConfig
 from egomem.memory.extractor import ExtractResult, MemoryExtractor
 from egomem.memory.items import ExtractedItem, SessionText, Turn, UpdatePlan
@@ -47,6 +48,8 @@ class SessionOutcome:
     items: list[ExtractedItem] = field(default_factory=list)
     applied: Applied = field(default_factory=Applied)
     notes: list[str] = field(default_factory=list)
+    # Items the post-check rewrote or dropped (about the assistant; a wish said as a liking).
+    checked: list[Checked] = field(default_factory=list)
 
 
 class MemoryManager:
@@ -168,7 +171,14 @@ class MemoryManager:
         keep_episode: bool = False,
     ) -> SessionOutcome:
         cause = f"session {session.episode_id}"
-        notes = [f"dropped '{it.text}': {why}" for it, why in extracted.dropped]
+        # What the post-check refused first: it is what a reader of the episode's log looks for.
+        notes = [
+            f"dropped '{c.item.text}': {c.why}"
+            if c.replaced_by is None
+            else f"rewrote '{c.item.text}' as '{c.replaced_by.text}': {c.why}"
+            for c in extracted.checked
+        ]
+        notes += [f"dropped '{it.text}': {why}" for it, why in extracted.dropped]
         if status != "done":
             notes.append(status)
         if user_id is None:
@@ -202,7 +212,7 @@ class MemoryManager:
                 )
                 if rel is not None:
                     applied.ops.append(("ADD", rel.id, it.text))
-        return SessionOutcome(session.episode_id, True, user_id, "", extracted.items, applied, notes)
+        return SessionOutcome(session.episode_id, True, user_id, "", extracted.items, applied, notes, extracted.checked)
 
     def _exists(self, episode_id: str) -> bool:
         try:

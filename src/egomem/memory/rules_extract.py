@@ -39,7 +39,7 @@ def _read_sentence(s: str, c: Collector, day: datetime) -> None:
         if not changed:
             changed = facts.work(clause, c)
             changed = facts.home(clause, c) or changed
-            changed = facts.goals(clause, c) or facts.preferences(clause, c) or changed
+            changed = facts.goals(clause, c, day) or facts.preferences(clause, c) or changed
         changed = facts.body(clause, c) or changed
         changed = facts.habits(clause, c) or changed
         if not changed and not structured and not got_name:

@@ -20,6 +20,7 @@ from egomem.memory.rules_text import (
     third_person,
     verb_phrase_3rd,
 )
+from egomem.memory.wishes import plan_in
 
 _I = r"\b(?:i|we)"
 _OBJ_END = r"(?= at | for | in |[,.;!?]|$)"
@@ -150,20 +151,14 @@ def home(s: str, c: Collector) -> bool:
     return found
 
 
-def goals(s: str, c: Collector) -> bool:
-    """'I'd like to learn to play tennis (too)' -> 'wants to learn to play tennis'."""
-    m = re.search(
-        r"\b(?:i'd|i would|we'd|we would|i want|we want|i'm planning|i am planning|i plan) (?:really )?(?:like |love )?"
-        r"to (learn|start|take up|get into) ([^,.;!?]+)",
-        s,
-        re.I,
-    )
-    if not m:
+def goals(s: str, c: Collector, day: datetime | None = None) -> bool:
+    """Wishes and plans, as facts, never as likings (memory/wishes.py): "I'd like to learn to
+    play tennis too" -> "wants to learn to play tennis", "I'm going to try surfing next week"
+    -> "is going to try surfing in the week after <date>"."""
+    plan = plan_in(s, day)
+    if plan is None:
         return False
-    what = clean_object(re.sub(r"\s+(?:too|as well|also)$", "", m.group(2).strip(), flags=re.I), 6)
-    if not what:
-        return False
-    c.add("preference", f"wants to {m.group(1).lower()} {what}", 0.6)
+    c.add("fact", plan, 0.6)
     return True
 
 

@@ -11,6 +11,8 @@ import re
 from collections import Counter
 from collections.abc import Iterator
 
+from egomem.memory.wishes import GOAL_VERBS
+
 # Whisper writes sounds and music as annotations; lyrics come between notes.
 _ANNOTATION = re.compile(r"\[[^\]]*\]|\((?:[^)]*\b(?:music|laugh\w*|applause|noise|inaudible|sigh\w*|cough\w*))[^)]*\)")
 _SONG = re.compile(r"[♪♫🎵🎶]")
@@ -32,12 +34,12 @@ _HYPOTHETICAL = re.compile(
     r"i'd|we'd|role ?play\w*|let's say)\b",
     re.IGNORECASE,
 )
-# A plan to learn or take something up is said with "I'd like to", yet it is no wish
+# A plan to learn, try or take something up is said with "I'd like to", yet it is no wish
 # about an imagined world: "I'd love to learn the piano" is a goal worth remembering.
 # Only the goal clause itself, with nothing hypothetical left in it, is kept.
 GOAL = re.compile(
     r"^(?:(?:oh|so|and|well|also),?\s+)?(?:i'd|i would|we'd|we would) (?:really )?(?:like|love) to "
-    r"(?:learn|start|take up|get into)\b(?![^.!?]*\b(?:if|someday|maybe|perhaps|one day)\b)",
+    rf"{GOAL_VERBS}(?![^.!?]*\b(?:if|someday|maybe|perhaps|one day)\b)",
     re.I,
 )
 # Someone else's words: "my boss said I'm lazy" says nothing sure about the user.

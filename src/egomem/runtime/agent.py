@@ -565,6 +565,10 @@ class EgoMem:
             self.timeline.add(end, "memory", op="FAILED", user=user, text=outcome.reason)
         for op, _, text in outcome.applied.ops:
             self.timeline.add(end, "memory", op=op, user=outcome.user_id, text=text)
+        for c in outcome.checked:  # what the post-check kept out of memory, and why
+            done = "" if c.replaced_by is None else f" -> {c.replaced_by.text}"
+            op = "DROPPED" if c.replaced_by is None else "REWROTE"
+            self.timeline.add(end, "memory", op=op, user=outcome.user_id, text=f"{c.item.text}{done} ({c.why})")
         if outcome.user_id and outcome.user_id == self.parts.retrieval.current_user():
             self.parts.retrieval.refresh_level1()
 

@@ -4,7 +4,7 @@ speaker's own words through the memory extractor and update agent.
 Each session is stored first as one episode holding every speaker's turns
 (`retrieval.conversations.store_conversation`: speakers as users, what `search` and `ask`
 read). Then, per session and per speaker, the speaker's turns are the session's user
-turns and the others' turns its context (the extractor's "assistant" side), processed
+turns and the others' turns its context (speaker "other", not the robot), processed
 with `MemoryManager.process(..., keep_episode=True)`: the speaker's facts, preferences and
 relations are written, confirmed (+1) or superseded (-1) as in a live session, each linked
 to the episode. LoCoMo's `bench locomo-qa` ingests through this.
@@ -57,7 +57,7 @@ def memorize_conversation(
                 date=_date(start),
                 user_name=speaker,
                 turns=[
-                    Turn(speaker="user" if t.speaker == speaker else "assistant", text=t.text)
+                    Turn(speaker="user" if t.speaker == speaker else "other", text=t.text)
                     for t in turns
                     if t.text.strip()
                 ],

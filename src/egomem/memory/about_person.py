@@ -1,0 +1,67 @@
+"""The post-check between any extractor (a local model, an OpenAI-compatible one, the rules)
+and the update agent: what reaches memory is about the person, as they said it.
+
+- A fact, preference or summary whose subject is the assistant (memory/assistant_subject.py)
+  is dropped. A summary that mixes the person and the assistant is rewritten by deleting the
+  assistant's sentences and trailing clauses (only deleting: no word is made up, and the person's
+  part of the episode keeps its summary); when nothing about the person is left, it is dropped.
+- A liking ("likes tennis") whose only evidence in the user's words is a wish or plan ("I'd
+  like to learn tennis") becomes the plan fact ("wants to learn tennis"), or is dropped when the
+  wish is no plan ("I'd love to play tennis someday"); memory/wishes.py. A plan a model wrote
+  as a preference ("wants to learn tennis") is stored as the fact it is, as the rules write it.
+
+Every change is returned with its reason, for the episode's log and the timeline.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from egomem.memory import statements
+from egomem.memory.assistant_subject import about_assistant, without_assistant
+from egomem.memory.items import ExtractedItem, SessionText
+from egomem.memory.wishes import is_plan_text, liking_from_wish
+
+ABOUT_ASSISTANT = "about the assistant, not the person"
+WISH_NOT_LIKING = "a wish or plan, not a liking"
+
+
+@dataclass(frozen=True)
+class Checked:
+    """An item the post-check changed: `replaced_by` None when it was dropped."""
+
+    item: ExtractedItem
+    replaced_by: ExtractedItem | None
+    why: str
+
+
+def check_items(items: list[ExtractedItem], session: SessionText) -> tuple[list[ExtractedItem], list[Checked]]:
+    """The items to keep (in order, changed ones in place), and what was changed or dropped."""
+    sentences = [s for t in session.user_turns() for s in statements.sentences(t.text)]
+    kept: list[ExtractedItem] = []
+    changed: list[Checked] = []
+    texts = {(it.kind, it.text.strip().lower()) for it in items}
+    for it in items:
+        new: ExtractedItem | None = it
+        why = ""
+        if it.kind in ("fact", "preference", "summary") and about_assistant(it.text):
+            why = ABOUT_ASSISTANT
+            rest = without_assistant(it.text) if it.kind == "summary" else ""
+            new = it.model_copy(update={"text": rest}) if rest else None
+        elif it.kind == "preference" and is_plan_text(it.text):
+            why = WISH_NOT_LIKING
+            new = it.model_copy(update={"kind": "fact"})
+        elif it.kind == "preference" and not it.retract:
+            wish = liking_from_wish(it.text, sentences)
+            if wish is not None:
+                why = WISH_NOT_LIKING
+                plan, source = wish
+                new = None
+                if plan and ("fact", plan.lower()) not in texts:
+                    new = ExtractedItem(kind="fact", text=plan, source_text=source, importance=it.importance)
+                    texts.add(("fact", plan.lower()))
+        if why:
+            changed.append(Checked(it, new, why))
+        if new is not None:
+            kept.append(new)
+    return kept, changed
