@@ -18,6 +18,7 @@ from egomem.bench._real_data import default_annotation, parse_recording
 from egomem.bench.real import run_one
 from egomem.config import load_config
 from egomem.runtime.build import Models
+from egomem.runtime.memorize import Memorizer
 from egomem.store.sqlite import SQLiteStore
 
 NAMES = ("diane", "sheila")
@@ -42,5 +43,22 @@ def test_the_phone_call_drops_no_turn_and_remembers_a_name(tmp_path: Path, share
             + [f.text for u in store.list_users() for f in store.list_facts(u.id)]
         ).lower()
         assert any(n in remembered for n in NAMES), remembered
+    finally:
+        store.close()
+
+
+@pytest.mark.slow
+def test_memorize_keeps_the_turn_open_at_the_end_of_a_clip(tmp_path: Path, shared_data: Callable[[str], Path]) -> None:
+    """`egomem memorize`, default 30 s clips: the call is one clip whose end closes the open turn;
+    before the fix its only session was stored as failed ("empty session") and nothing was kept."""
+    wav = shared_data("speech_pyannote_diarization") / "sample" / "sample.wav"
+    cfg = load_config(data_dir=tmp_path, environ={"EGOMEM_LLM__PROVIDER": "rules"})
+    store = SQLiteStore(tmp_path / "memory.db")
+    try:
+        done = Memorizer(cfg, store, Models(cfg)).run(wav, origin=0.0)
+        assert [c.failed_sessions for c in done.clips] == [[]]
+        assert done.clips[0].sessions >= 1 and done.clips[0].memory_ops >= 1
+        said = " ".join(e.user_transcript for e in store.list_episodes()).lower()
+        assert any(n in said for n in NAMES) and "chicago" in said, said
     finally:
         store.close()
