@@ -110,6 +110,12 @@ class TurnDetector:
             held = np.concatenate(list(self._history)) if self._history else np.zeros(0, np.float32)
             return held[first - self._history_first :], first * WINDOW
 
+    @property
+    def open_since(self) -> float | None:
+        """Start of the turn in progress (speech heard, its end not yet), None between turns. The
+        memory process reads it: no session may be closed while a turn that started in it is open."""
+        return self._start
+
     def flush(self) -> list[Utterance]:
         """End of stream: close the turn in progress."""
         if self._start is None:

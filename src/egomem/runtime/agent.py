@@ -8,7 +8,9 @@
   still running (back-pressure: identity lags, the dialog never waits).
 - **memory management** runs in its own worker thread every `memory_interval_s`:
   the episodic trigger tags the stream since the last finished session, and each
-  finished session is extracted and written to the store.
+  finished session is extracted and written to the store. A session is finished only
+  when every user turn in it has its transcript (see `_manage_memory`), so the end of a
+  stream flushes the open turn and transcribes it before the last memory round.
 
 Threads, not processes: the heavy parts (dlib, onnxruntime, torch, pocketsphinx)
 release the GIL while they compute, and threads share the store, the models and the
@@ -20,6 +22,7 @@ on machine speed or thread timing.
 from __future__ import annotations
 
 import logging
+import math
 import queue
 import threading
 import time
@@ -35,7 +38,7 @@ import soundfile as sf
 from egomem.config import Config
 from egomem.dialog.base import DuplexModel, UserTurn
 from egomem.dialog.speech import Synthesizer, ToneSynthesizer
-from egomem.dialog.turns import TurnDetector
+from egomem.dialog.turns import TurnDetector, Utterance
 from egomem.errors import EgomemError
 from egomem.identity.attribution import TurnSpeaker
 from egomem.identity.types import Identification, IdentityStatus
@@ -143,6 +146,11 @@ class EgoMem:
         self._presence: list[tuple[float, str | None]] = []  # (poll time, current user)
         self._pending_name: tuple[str, float, str | None] | None = None  # (name, heard at, Level-1 user then)
         self._log_lock = threading.Lock()
+        # Guards the turn detector and `_transcribing` together, so the memory process never
+        # sees a turn that the detector has closed but whose transcript is not yet in `_heard`
+        # as "no speech pending" (it is in one of the two at every moment).
+        self._turn_lock = threading.Lock()
+        self._transcribing: list[float] = []  # starts of closed turns being transcribed
         self._dialog_lock = threading.RLock()
         self._outcomes: list[SessionOutcome] = []
         self._sessions: list[tuple[float, float, str | None]] = []
@@ -173,8 +181,10 @@ class EgoMem:
     def stop(self) -> None:
         """End of stream: close the open turn and session, finish pending memory work."""
         t = self.buffer.now_s
-        for utt in self.turns.flush():
-            self._user_turn(utt.start, utt.end, utt.audio)
+        # The turn still open at the end (the whole call, when nobody paused for 0.8 s) is
+        # closed and transcribed here, before the final memory round is queued: that round
+        # then sees its transcript, and no session overlapping it is closed without it.
+        self._take_turns(self.turns.flush)
         self._poll_q.put(None)
         self._mem_q.put((t, True))
         self._mem_q.put(None)
@@ -248,10 +258,32 @@ class EgoMem:
         self.times.ingest += time.perf_counter() - t0
         t0 = time.perf_counter()
         self.parts.model.on_step(step)
-        utterances = self.turns.feed(step.listen)
+        self.times.dialog += time.perf_counter() - t0
+        self._take_turns(lambda: self.turns.feed(step.listen))
+
+    def _take_turns(self, detect: Callable[[], list[Utterance]]) -> None:
+        """Run the turn detector (`feed` or `flush`) and transcribe the turns it closed; each one
+        counts as pending speech (`_speech_pending_since`) until its transcript is in `_heard`."""
+        t0 = time.perf_counter()
+        with self._turn_lock:
+            utterances = detect()
+            self._transcribing.extend(u.start for u in utterances)
         self.times.dialog += time.perf_counter() - t0
         for utt in utterances:
-            self._user_turn(utt.start, utt.end, utt.audio)
+            try:
+                self._user_turn(utt.start, utt.end, utt.audio)
+            finally:
+                with self._turn_lock:
+                    self._transcribing.remove(utt.start)
+
+    def _speech_pending_since(self) -> float | None:
+        """Start of the earliest user speech whose transcript is not in `_heard` yet: the turn in
+        progress, or a closed turn still being transcribed; None when there is none."""
+        with self._turn_lock:
+            starts = list(self._transcribing)
+            if self.turns.open_since is not None:
+                starts.append(self.turns.open_since)
+        return min(starts, default=None)
 
     def _mix_speaking(self, speak: np.ndarray) -> np.ndarray:
         """Add the assistant's pending speech to this step of the speaking channel."""
@@ -422,13 +454,49 @@ class EgoMem:
         # Not final while a continuation by the same person could still merge into it.
         margin = max(self.config.runtime.session_margin_s, self.config.runtime.session_merge_gap_s)
         spans = [(origin + a * STEP_S, origin + (b + 1) * STEP_S) for a, b in self.parts.sessions(labels)]
-        for start, end in self._merge_same_person(spans):
+        # Read before the heard turns (`_cover_turns`): a turn is pending or heard at every moment,
+        # so one that is neither now started after this point, i.e. after every span here.
+        pending = self._speech_pending_since()
+        for start, end in self._cover_turns(self._merge_same_person(spans), now_s):
             if not final and end > now_s - margin:
                 break  # still open (or too fresh to be sure it ended): next round
+            if not final and pending is not None and pending < end:
+                # A turn that started inside this session is still open or being transcribed:
+                # closing now would store the session without it (the phone call's whole 23 s
+                # turn arrived after its session was closed "empty"). The next round decides,
+                # with the turn heard; the stream's end flushes and transcribes it first.
+                break
             self._finish_session(start, end)
             self._mem_origin = end
         if final:
             self._mem_origin = now_s
+
+    def _cover_turns(self, spans: list[tuple[float, float]], now_s: float) -> list[tuple[float, float]]:
+        """Each heard turn belongs to exactly one session, whole: a session grows to cover every
+        turn not yet stored that overlaps it (its start back to the turn's start, its end to the
+        turn's end, rounded up to a whole step), and sessions that then overlap are one.
+
+        Why grow rather than cut: a transcript cannot be split in time, and the trigger's span
+        boundaries (from VAD and the assistant's channel, every 80 ms) often fall inside a long
+        VAD turn that runs over several people. Left as they were, the turn would either reach
+        no session (closed before it was transcribed: dropped) or two (stored twice)."""
+        with self._log_lock:
+            heard = [(s, e) for s, e, _, _ in self._heard if s >= self._mem_origin]
+        out: list[tuple[float, float]] = []
+        for start, end in spans:
+            if out and start < out[-1][1]:  # reached by the previous session's turns: one session
+                prev_start, prev_end = out.pop()
+                start, end = prev_start, max(end, prev_end)
+            grown, trigger_end = True, end
+            while grown:
+                grown = False
+                for s, e in heard:
+                    if s < end and e > start and (s < start or e > end):
+                        start, end, grown = min(start, s), max(end, e), True
+            if end > trigger_end:  # the next round's window starts here: keep it on a whole step
+                end = min(now_s, math.ceil(end / STEP_S - 1e-6) * STEP_S)
+            out.append((start, end))
+        return out
 
     def _merge_same_person(self, spans: list[tuple[float, float]]) -> list[tuple[float, float]]:
         """Fuse the trigger with identity: spans of the same person less than
