@@ -152,7 +152,7 @@ class RuntimeConfig(_Section):
     # linkage cut at this cosine distance), each piece transcribed and attributed on its own.
     # Chosen on dev data (bench real dev split, LibriSpeech pairs; docs/benchmarks/turn_split.md).
     # None: a turn is never split.
-    turn_split_threshold: float | None = Field(default=0.35, gt=0.0, le=2.0)
+    turn_split_threshold: float | None = Field(default=0.3, gt=0.0, le=2.0)
     # A piece holds at least this much audio (resemblyzer's window is 1.6 s): enough for its own voice.
     turn_split_min_s: float = Field(default=1.6, gt=0.0)
 

@@ -47,7 +47,6 @@ def test_a_turn_of_several_people_is_cut_at_their_changes(tmp_path: Path, shared
     folder = shared_data("pyaudioanalysis_diarization")
     truth = _truth(folder / "diarizationExample2.segments")
     cfg = load_config(data_dir=tmp_path, environ={"EGOMEM_LLM__PROVIDER": "rules"})
-    assert cfg.runtime.turn_split_threshold is not None  # on by default
     models = Models(cfg)
     models.__dict__["transcriber"] = WordsTranscriber()
     agent = build_agent(cfg, SQLiteStore(tmp_path / "memory.db"), models, Timeline())
