@@ -147,6 +147,14 @@ class RuntimeConfig(_Section):
     # threshold by this margin and the current user's does not clear it (identity/attribution.py).
     # 1.0 lies halfway between the threshold (2.95) and the key-refresh score (5.0). None: off.
     turn_voice_margin: float | None = Field(default=1.0, ge=0.0)
+    # People who follow each other with no pause share one VAD turn: each finished turn is cut
+    # where its voice changes (perception.diarization.TurnSplitter: resemblyzer windows, average
+    # linkage cut at this cosine distance), each piece transcribed and attributed on its own.
+    # Chosen on dev data (bench real dev split, LibriSpeech pairs; docs/benchmarks/turn_split.md).
+    # None: a turn is never split.
+    turn_split_threshold: float | None = Field(default=0.3, gt=0.0, le=2.0)
+    # A piece holds at least this much audio (resemblyzer's window is 1.6 s): enough for its own voice.
+    turn_split_min_s: float = Field(default=1.6, gt=0.0)
 
 
 class MemoryConfig(_Section):

@@ -90,6 +90,10 @@ class Components:
     # Who said a finished user turn, by its own voice (identity.attribution), given the presumed
     # speaker (the current user); None: every turn is the current user's, as with one person.
     attribute: Callable[[np.ndarray, str | None], TurnSpeaker] | None = None
+    # Pieces of a finished turn's audio, one per speaker in turn ((start, end) seconds in it;
+    # perception.diarization.TurnSplitter): people who follow each other with no pause share one
+    # VAD turn. None: a turn is one piece.
+    split_turn: Callable[[np.ndarray], list[tuple[float, float]]] | None = None
 
 
 class BufferWindow:
@@ -303,6 +307,33 @@ class EgoMem:
         self._speak_pending = np.concatenate([self._speak_pending, audio.astype(np.float32)])
 
     def _user_turn(self, start: float, end: float, audio: np.ndarray) -> None:
+        """A finished turn, cut at speaker changes: each piece is transcribed and attributed on its own."""
+        for s, e, a in self._turn_pieces(start, end, audio):
+            self._user_piece(s, e, a)
+
+    def _turn_pieces(self, start: float, end: float, audio: np.ndarray) -> list[tuple[float, float, np.ndarray]]:
+        if self.parts.split_turn is None:
+            return [(start, end, audio)]
+        t0 = time.perf_counter()
+        try:
+            spans = self.parts.split_turn(audio)
+        except EgomemError as exc:
+            self.timeline.add(end, "warning", text=f"could not split the turn: {exc}")
+            spans = []
+        finally:
+            self.times.dialog += time.perf_counter() - t0
+        if len(spans) < 2:
+            return [(start, end, audio)]
+        origin = max(start - self.turns.pad_s, 0.0)  # stream time of audio[0] (the detector pads turns)
+        out = []
+        for i, (s, e) in enumerate(spans):
+            piece = audio[round(s * SAMPLE_RATE) : round(e * SAMPLE_RATE)]
+            p_start = start if i == 0 else min(max(origin + s, start), end)
+            p_end = end if i == len(spans) - 1 else min(max(origin + e, start), end)
+            out.append((p_start, p_end, piece))
+        return out
+
+    def _user_piece(self, start: float, end: float, audio: np.ndarray) -> None:
         t0 = time.perf_counter()
         try:
             text = self._transcribe(audio)

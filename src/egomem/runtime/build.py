@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+import numpy as np
+
 from egomem.config import Config
 from egomem.dialog.base import DuplexModel
 from egomem.dialog.speech import Synthesizer
@@ -170,5 +172,16 @@ def build_agent(
         learn=identifier.learn,
         voice=models.speech,
         attribute=None if margin is None else TurnAttributor(identifier, margin=margin).attribute,
+        split_turn=turn_splitter(config, models),
     )
     return EgoMem(config, parts, timeline)
+
+
+def turn_splitter(config: Config, models: Models) -> Callable[[np.ndarray], list[tuple[float, float]]] | None:
+    """Cuts a finished user turn at speaker changes, with the product's voice encoder (None: off)."""
+    threshold = config.runtime.turn_split_threshold
+    if threshold is None:
+        return None
+    from egomem.perception.diarization import Diarizer, TurnSplitter
+
+    return TurnSplitter(Diarizer(models.voice), threshold=threshold, min_piece_s=config.runtime.turn_split_min_s).split

@@ -15,6 +15,8 @@ Offline (`Diarizer.diarize`):
 Online (`OnlineDiarizer`, `online.py`): each new window joins the nearest centroid or opens a
 cluster; labels are final after `delay_s` (window_s / 2 + hop_s).
 
+`TurnSplitter` (`split.py`) cuts one finished user turn where its voice changes, before ASR.
+
 `map_to_users` (`users.py`) maps cluster centroids to enrolled users through a lookup the
 caller supplies (perception does not import identity).
 """
@@ -23,6 +25,7 @@ from egomem.perception.diarization.cluster import ahc, cluster, spectral
 from egomem.perception.diarization.offline import Diarizer
 from egomem.perception.diarization.online import OnlineDiarizer
 from egomem.perception.diarization.segment import merge_short_turns, overlap_at_changes, viterbi, window_spans
+from egomem.perception.diarization.split import TurnSplitter, pieces_from_turns
 from egomem.perception.diarization.types import (
     FRAME_S,
     SINGLE_SPEAKER,
@@ -43,12 +46,14 @@ __all__ = [
     "Diarizer",
     "OnlineDiarizer",
     "Turn",
+    "TurnSplitter",
     "Windows",
     "ahc",
     "cluster",
     "map_to_users",
     "merge_short_turns",
     "overlap_at_changes",
+    "pieces_from_turns",
     "spectral",
     "viterbi",
     "window_spans",
