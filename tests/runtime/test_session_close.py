@@ -152,3 +152,38 @@ def test_a_turn_after_a_session_does_not_hold_it_back(store: SQLiteStore) -> Non
     assert closed_at == [pytest.approx(10.0, abs=0.1), pytest.approx(24.0, abs=0.1)]
     first, second = result.sessions
     assert first[1] < 8.0 and second[0] == pytest.approx(8.0, abs=0.1) and second[1] >= 23.5
+
+
+def test_a_turn_being_transcribed_is_still_pending_speech(store: SQLiteStore) -> None:
+    """Without lockstep the memory process runs while the stream thread transcribes: a turn the
+    detector has closed counts as pending until its transcript is heard, never as neither."""
+    seen: list[tuple[float | None, int]] = []
+    agent_box: list[EgoMem] = []
+
+    class WatchingASR(ScriptedASR):
+        def transcribe(self, audio: np.ndarray) -> str:
+            agent = agent_box[0]
+            seen.append((agent._speech_pending_since(), len(agent._heard)))
+            return super().transcribe(audio)
+
+    config = Config()
+    encoder = default_encoder()
+    parts = Components(
+        store=store,
+        retrieval=RetrievalProcess(store, encoder=encoder, config=config.retrieval),
+        model=TemplateResponder(),
+        transcriber=WatchingASR(),
+        trigger=None,  # type: ignore[arg-type]  # no memory round is reached in 6 s
+        sessions=sessions,
+        manager=MemoryManager(store, RulesProvider(), encoder, config.memory),
+        vad=EnergyVAD(),  # type: ignore[arg-type]
+    )
+    agent = EgoMem(config, parts)
+    agent_box.append(agent)
+    listen = np.zeros(6 * SAMPLE_RATE, np.float32)
+    listen[SAMPLE_RATE : 3 * SAMPLE_RATE] = 0.1 * np.random.default_rng(0).standard_normal(2 * SAMPLE_RATE)
+    for step in replay(Recording(listen=listen, speak=np.zeros_like(listen), frames=[], duration_s=6.0)):
+        agent.feed(step)
+    assert len(seen) == 1
+    assert seen[0][0] == pytest.approx(1.0, abs=0.05) and seen[0][1] == 0  # pending, not yet heard
+    assert agent._speech_pending_since() is None and len(agent._heard) == 1  # heard, no longer pending

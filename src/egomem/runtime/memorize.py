@@ -5,7 +5,11 @@ is never held in memory. Each clip runs through the whole agent (identification,
 sessions, extraction, update) in lockstep, with a fresh agent over the shared store and
 models: identities and facts carry from clip to clip through the store only, so a run
 that is interrupted and resumed builds the same memory as one that is not. A session
-that spans a clip boundary is cut there (as M3-Agent cuts its 30 s clips).
+that spans a clip boundary is cut there (as M3-Agent cuts its 30 s clips), and so is a user
+turn: the clip's end flushes it, its part in the clip is transcribed and stored with that clip's
+session (`EgoMem.stop`), and the next clip hears the rest as a turn of its own. Carrying the open
+turn over instead would make a clip depend on the one before, and a resumed run differ from a
+straight one.
 
 Progress is a small JSON file per recording (its sha256) in `<data_dir>/memorize/`,
 rewritten atomically after each finished clip; a clip is recorded only when all of its
