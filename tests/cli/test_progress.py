@@ -96,7 +96,9 @@ def test_ask_piped_prints_step_lines_and_clean_json(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["answered_by"] == "evidence"  # the progress stays on stderr
     steps = [re.sub(STAMP, "", ln) for ln in r.stderr.splitlines() if re.match(STAMP + "ask: ", ln)]
-    assert steps[0] == "ask: searching memory (round 1)" and re.match(r"ask: searching .*: done in", steps[-1])
+    assert steps[0] == "ask: loading the text encoder"
+    assert re.match(r"ask: loading the text encoder: done in \d+\.\d s$", steps[1])
+    assert steps[2] == "ask: searching memory (round 1)" and re.match(r"ask: searching .*: done in", steps[-1])
 
 
 def test_bench_piped_prints_step_lines(tmp_path: Path) -> None:

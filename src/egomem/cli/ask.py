@@ -43,7 +43,10 @@ def ask(c: _Ctx, question: str, user_id: str | None, as_of: str | None, as_json:
             if not no_llm and cfg.ask.llm:
                 say(f"loading the language model ({cfg.llm.provider})")
             llm = None if no_llm else build_llm(cfg)
-            asker = Asker(store, EmbeddingCache(default_encoder()), cfg.ask, llm, report=say)
+            say("loading the text encoder")
+            encoder = default_encoder()
+            encoder.encode([question])  # loads it now, so that round 1's time is the search's own
+            asker = Asker(store, EmbeddingCache(encoder), cfg.ask, llm, report=say)
             result = asker.ask(question, user_id=user_id, as_of=cutoff)
     finally:
         store.close()
