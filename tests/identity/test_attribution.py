@@ -63,3 +63,43 @@ def test_a_short_turn_is_too_weak_to_say_it_is_not_the_presumed_speaker() -> Non
 def test_no_speech_and_no_keys_keep_the_presumed_speaker() -> None:
     assert _who({"ben": 6.0}, "ann", speech_s=None) == ("ann", "no speech")
     assert _who({}, "ann") == ("ann", "no voice keys")
+
+
+class _PerVoiceIdentifier(_StubIdentifier):
+    """Plumbing mock: each voice's scores chosen by its audio's first sample (the voice's index)."""
+
+    def __init__(self, per_voice: list[dict[str, float]]) -> None:
+        super().__init__({})
+        self.per_voice = per_voice
+
+    def observe(self, audio: np.ndarray) -> VoiceObservation | None:
+        self.scores = self.per_voice[int(audio[0])]
+        return VoiceObservation(np.ones(256, np.float32) / 16, 3.0)
+
+
+def _voices(per_voice: list[dict[str, float]], presumed: str | None) -> list[tuple[str | None, str]]:
+    attributor = TurnAttributor(_PerVoiceIdentifier(per_voice), margin=1.0)
+    voices = [np.full(16_000 * (i + 1), float(i)) for i in range(len(per_voice))]
+    return [(f.user_id, f.reason) for f in attributor.attribute_voices(voices, presumed)]
+
+
+def test_voices_of_one_turn_go_to_the_presumed_speaker_at_most_once() -> None:
+    # One room, one microphone: three voices the splitter told apart all clear the threshold for A.
+    found = _voices([{"A": 13.0}, {"A": 16.5}, {"A": 14.0}], "A")
+    assert found == [
+        (None, "another voice in the turn"),
+        ("A", "presumed"),  # the voice closest to A's keys
+        (None, "another voice in the turn"),
+    ]
+
+
+def test_voices_of_one_turn_keep_clear_evidence_for_another_person() -> None:
+    # The second voice is clearly B (A's score under the threshold): it stays B's, A keeps the first.
+    found = _voices([{"A": 9.0, "B": 1.0}, {"B": 9.0, "A": 0.5}], "A")
+    assert found == [("A", "presumed"), ("B", "voice")]
+
+
+def test_one_voice_is_decided_as_a_lone_turn_and_nobody_gets_two_voices() -> None:
+    assert _voices([{"A": 13.0}], "A") == [("A", "presumed")]
+    # Nobody presumed: both voices clearly match A, but two voices are two people.
+    assert _voices([{"A": 13.0}, {"A": 14.0}], None) == [(None, "another voice in the turn"), ("A", "voice")]

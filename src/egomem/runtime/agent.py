@@ -90,10 +90,14 @@ class Components:
     # Who said a finished user turn, by its own voice (identity.attribution), given the presumed
     # speaker (the current user); None: every turn is the current user's, as with one person.
     attribute: Callable[[np.ndarray, str | None], TurnSpeaker] | None = None
-    # Pieces of a finished turn's audio, one per speaker in turn ((start, end) seconds in it;
+    # Pieces of a finished turn's audio, one per speaker in turn ((start, end) seconds in it and the
+    # voice's label within the turn;
     # perception.diarization.TurnSplitter): people who follow each other with no pause share one
     # VAD turn. None: a turn is one piece.
-    split_turn: Callable[[np.ndarray], list[tuple[float, float]]] | None = None
+    split_turn: Callable[[np.ndarray], list[tuple[float, float, int]]] | None = None
+    # Speakers of the voices of one split turn, told apart by the splitter (identity.attribution's
+    # attribute_voices): at most one of them is the current user. None: each piece on its own.
+    attribute_voices: Callable[[list[np.ndarray], str | None], list[TurnSpeaker]] | None = None
 
 
 class BufferWindow:
@@ -307,13 +311,16 @@ class EgoMem:
         self._speak_pending = np.concatenate([self._speak_pending, audio.astype(np.float32)])
 
     def _user_turn(self, start: float, end: float, audio: np.ndarray) -> None:
-        """A finished turn, cut at speaker changes: each piece is transcribed and attributed on its own."""
-        for s, e, a in self._turn_pieces(start, end, audio):
-            self._user_piece(s, e, a)
+        """A finished turn, cut at speaker changes: each piece is transcribed and attributed on its own,
+        and voices the splitter told apart are never all given to one person (`_voices_by_label`)."""
+        pieces = self._turn_pieces(start, end, audio)
+        by_label = self._voices_by_label(pieces, end)
+        for s, e, a, label in pieces:
+            self._user_piece(s, e, a, (by_label[label],) if label in by_label else None)
 
-    def _turn_pieces(self, start: float, end: float, audio: np.ndarray) -> list[tuple[float, float, np.ndarray]]:
+    def _turn_pieces(self, start: float, end: float, audio: np.ndarray) -> list[tuple[float, float, np.ndarray, int]]:
         if self.parts.split_turn is None:
-            return [(start, end, audio)]
+            return [(start, end, audio, 0)]
         t0 = time.perf_counter()
         try:
             spans = self.parts.split_turn(audio)
@@ -323,17 +330,37 @@ class EgoMem:
         finally:
             self.times.dialog += time.perf_counter() - t0
         if len(spans) < 2:
-            return [(start, end, audio)]
+            return [(start, end, audio, 0)]
         origin = max(start - self.turns.pad_s, 0.0)  # stream time of audio[0] (the detector pads turns)
         out = []
-        for i, (s, e) in enumerate(spans):
+        for i, (s, e, label) in enumerate(spans):
             piece = audio[round(s * SAMPLE_RATE) : round(e * SAMPLE_RATE)]
             p_start = start if i == 0 else min(max(origin + s, start), end)
             p_end = end if i == len(spans) - 1 else min(max(origin + e, start), end)
-            out.append((p_start, p_end, piece))
+            out.append((p_start, p_end, piece, label))
         return out
 
-    def _user_piece(self, start: float, end: float, audio: np.ndarray) -> None:
+    def _voices_by_label(self, pieces: list[tuple[float, float, np.ndarray, int]], t: float) -> dict[int, str | None]:
+        """Who each voice of a split turn is (label -> speaker as `_speaker_by_voice` gives it), when
+        the splitter found several voices; empty otherwise (each piece is attributed on its own)."""
+        labels = sorted({p[3] for p in pieces})
+        if len(labels) < 2 or self.parts.attribute_voices is None:
+            return {}
+        voices = [np.concatenate([a for _, _, a, lab in pieces if lab == label]) for label in labels]
+        current = self.parts.retrieval.current_user()
+        try:
+            found = self.parts.attribute_voices(voices, current)
+        except EgomemError as exc:
+            self.timeline.add(t, "warning", text=f"could not attribute the turn's voices: {exc}")
+            return {}
+        return {label: _speaker_of(f, current) for label, f in zip(labels, found, strict=True)}
+
+    def _user_piece(
+        self, start: float, end: float, audio: np.ndarray, decided: tuple[str | None] | None = None
+    ) -> None:
+        """One piece of a turn (the whole turn when unsplit); `decided`: its speaker (as
+        `_speaker_by_voice` gives it) when already decided for its voice (`_voices_by_label`), else
+        decided here from the piece's own audio."""
         t0 = time.perf_counter()
         try:
             text = self._transcribe(audio)
@@ -342,7 +369,7 @@ class EgoMem:
             text = ""
         if text:
             current = self.parts.retrieval.current_user()
-            by_voice = self._speaker_by_voice(audio, current, end)
+            by_voice = decided[0] if decided is not None else self._speaker_by_voice(audio, current, end)
             with self._log_lock:
                 self._heard.append((start, end, text, by_voice))
             if by_voice == UNKNOWN_VOICE:  # someone unknown beside the user: heard, not remembered
@@ -370,9 +397,7 @@ class EgoMem:
         except EgomemError as exc:
             self.timeline.add(t, "warning", text=f"could not attribute the turn: {exc}")
             return None
-        if found.reason == "unknown voice":
-            return UNKNOWN_VOICE
-        return found.user_id if found.reason == "voice" and found.user_id != current else None
+        return _speaker_of(found, current)
 
     def _transcribe(self, audio: np.ndarray) -> str:
         """Cased, punctuated text when the ASR gives it (Whisper): sentence ends, question
@@ -670,6 +695,14 @@ class EgoMem:
             self.timeline.add(end, "memory", op=op, user=outcome.user_id, text=f"{c.item.text}{done} ({c.why})")
         if outcome.user_id and outcome.user_id == self.parts.retrieval.current_user():
             self.parts.retrieval.refresh_level1()
+
+
+def _speaker_of(found: TurnSpeaker, current: str | None) -> str | None:
+    """A voice decision as the agent keeps it: another person's id, UNKNOWN_VOICE for a voice that
+    is nobody enrolled (or, in a split turn, not the current user's), None for the current user's."""
+    if found.reason in ("unknown voice", "another voice in the turn"):
+        return UNKNOWN_VOICE
+    return found.user_id if found.reason == "voice" and found.user_id != current else None
 
 
 def _majority(polls: list[tuple[str | None, bool]]) -> str | None:

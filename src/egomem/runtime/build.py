@@ -160,6 +160,7 @@ def build_agent(
         set_hotwords(sorted({u.name for u in store.list_users() if u.name}))
     manager = memory_manager(config, store, create("llm", config.llm, models.context), models.text)
     margin = config.runtime.turn_voice_margin
+    attributor = None if margin is None else TurnAttributor(identifier, margin=margin)
     parts = Components(
         store=store,
         retrieval=retrieval,
@@ -171,17 +172,20 @@ def build_agent(
         vad=models.vad,
         learn=identifier.learn,
         voice=models.speech,
-        attribute=None if margin is None else TurnAttributor(identifier, margin=margin).attribute,
+        attribute=None if attributor is None else attributor.attribute,
+        attribute_voices=None if attributor is None else attributor.attribute_voices,
         split_turn=turn_splitter(config, models),
     )
     return EgoMem(config, parts, timeline)
 
 
-def turn_splitter(config: Config, models: Models) -> Callable[[np.ndarray], list[tuple[float, float]]] | None:
-    """Cuts a finished user turn at speaker changes, with the product's voice encoder (None: off)."""
+def turn_splitter(config: Config, models: Models) -> Callable[[np.ndarray], list[tuple[float, float, int]]] | None:
+    """Cuts a finished user turn at speaker changes, each piece labelled with its voice within the turn,
+    with the product's voice encoder (None: off)."""
     threshold = config.runtime.turn_split_threshold
     if threshold is None:
         return None
     from egomem.perception.diarization import Diarizer, TurnSplitter
 
-    return TurnSplitter(Diarizer(models.voice), threshold=threshold, min_piece_s=config.runtime.turn_split_min_s).split
+    splitter = TurnSplitter(Diarizer(models.voice), threshold=threshold, min_piece_s=config.runtime.turn_split_min_s)
+    return splitter.split_labelled

@@ -54,20 +54,30 @@ class TurnSplitter:
     def split(self, audio: np.ndarray) -> list[tuple[float, float]]:
         """Consecutive pieces covering the whole audio (one piece when no change is found or the
         audio is too short to hold two pieces; none for empty audio)."""
+        return [(s, e) for s, e, _ in self.split_labelled(audio)]
+
+    def split_labelled(self, audio: np.ndarray) -> list[tuple[float, float, int]]:
+        """As `split`, each piece with its speaker label within this turn: pieces with one label are
+        one voice, pieces with different labels are voices the clustering told apart."""
         x = np.asarray(audio, dtype=np.float32).reshape(-1)
         dur = x.size / SAMPLE_RATE
         if dur <= 0:
             return []
         if dur < 2 * self.min_piece_s or float(np.max(np.abs(x))) < 1e-4:
-            return [(0.0, dur)]
+            return [(0.0, dur, 0)]
         turns = self.diarizer.diarize_regions(x, [Segment(0.0, dur)]).turns
-        return pieces_from_turns(turns, dur, self.min_piece_s)
+        return labelled_pieces(turns, dur, self.min_piece_s)
 
 
 def pieces_from_turns(turns: list[Turn], duration: float, min_piece_s: float) -> list[tuple[float, float]]:
     """Consecutive pieces from diarized turns: cut at each change of speaker (in the middle of any
     gap); a piece under `min_piece_s` joins its shorter neighbour and takes that neighbour's speaker,
     and neighbours of one speaker are joined. The first starts at 0, the last ends at `duration`."""
+    return [(s, e) for s, e, _ in labelled_pieces(turns, duration, min_piece_s)]
+
+
+def labelled_pieces(turns: list[Turn], duration: float, min_piece_s: float) -> list[tuple[float, float, int]]:
+    """`pieces_from_turns` with each piece's speaker label."""
     runs: list[tuple[float, float, int]] = []
     for t in sorted(turns, key=lambda t: t.start):
         if runs and runs[-1][2] == t.speaker:
@@ -75,7 +85,7 @@ def pieces_from_turns(turns: list[Turn], duration: float, min_piece_s: float) ->
         else:
             runs.append((t.start, t.end, t.speaker))
     if len(runs) < 2:
-        return [(0.0, duration)]
+        return [(0.0, duration, runs[0][2] if runs else 0)]
     cuts = [0.0] + [(runs[i][1] + runs[i + 1][0]) / 2 for i in range(len(runs) - 1)] + [duration]
     pieces = [(cuts[i], cuts[i + 1], runs[i][2]) for i in range(len(runs))]
     while len(pieces) > 1:
@@ -87,7 +97,7 @@ def pieces_from_turns(turns: list[Turn], duration: float, min_piece_s: float) ->
         a, b = min(i, j), max(i, j)
         pieces[a : b + 1] = [(pieces[a][0], pieces[b][1], pieces[j][2])]
         pieces = _join_same_speaker(pieces)
-    return [(s, e) for s, e, _ in pieces]
+    return pieces
 
 
 def _join_same_speaker(pieces: list[tuple[float, float, int]]) -> list[tuple[float, float, int]]:
