@@ -1,6 +1,12 @@
-"""The repeated-phrase detector and the loop collapse behind Whisper's repetition guard (strings only)."""
+"""Whisper's repetition guard: the repeated-phrase detector and loop collapse (strings), and which decode
+the guard keeps (with a scripted stand-in for faster-whisper's model)."""
 
 from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
 
 from egomem.perception.asr import collapse_repeats, collapsed_indices, longest_repeat, repeat_keys
 
@@ -44,3 +50,66 @@ def test_collapse_leaves_no_run_longer_than_the_limit() -> None:
 def test_collapsed_indices_keep_punctuation_only_tokens_and_never_break_a_run_on_them() -> None:
     tokens = ["go", "-", "go", "go", "go", "now"]
     assert collapsed_indices(repeat_keys(tokens)) == [0, 1, 5]  # "go" x4 across the "-": one copy
+
+
+# -- the guard's decision, with a stand-in for faster-whisper's model (plumbing only: what it returns
+# -- per repetition penalty is written here, so the test checks which decode is kept and why) --------
+class _Segment:
+    def __init__(self, text: str, ratio: float = 1.0) -> None:
+        self.text, self.compression_ratio, self.words = text, ratio, None
+
+
+class _ScriptedModel:
+    """Stands in for WhisperModel: the text for each repetition penalty, and the calls it got."""
+
+    def __init__(self, by_penalty: dict[float, _Segment]) -> None:
+        self.by_penalty = by_penalty
+        self.calls: list[dict[str, object]] = []
+
+    def transcribe(self, audio: object, **kw: object) -> tuple[list[_Segment], None]:
+        self.calls.append(kw)
+        return [self.by_penalty[float(kw["repetition_penalty"])]], None  # type: ignore[arg-type]
+
+
+def _guarded(
+    monkeypatch: pytest.MonkeyPatch, by_penalty: dict[float, _Segment], **kw: object
+) -> tuple[str, _ScriptedModel]:
+    import egomem.perception.whisper as whisper
+
+    model = _ScriptedModel(by_penalty)
+    monkeypatch.setattr(whisper, "resolve_model_dir", lambda name, data_dir=None: Path("."))
+    monkeypatch.setattr(whisper, "_load", lambda *a: model)
+    asr = whisper.FasterWhisperASR("base", **kw)  # type: ignore[arg-type]
+    return asr.transcribe_cased(np.full(16000, 0.1, np.float32)), model
+
+
+LOOP = "No, I didn't, " * 20
+
+
+def test_a_clean_decode_is_decoded_once_without_conditioning(monkeypatch: pytest.MonkeyPatch) -> None:
+    text, model = _guarded(monkeypatch, {1.0: _Segment("Hello there.")})
+    assert text == "Hello there." and len(model.calls) == 1
+    assert model.calls[0]["condition_on_previous_text"] is False and model.calls[0]["temperature"] == 0.0
+
+
+def test_a_loop_is_decoded_again_with_the_penalty_and_the_retry_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    text, model = _guarded(monkeypatch, {1.0: _Segment(LOOP), 1.1: _Segment("No, I didn't. You did.")})
+    assert text == "No, I didn't. You did."
+    assert [c["repetition_penalty"] for c in model.calls] == [1.0, 1.1]
+
+
+def test_a_window_that_compresses_too_well_is_retried_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    text, model = _guarded(monkeypatch, {1.0: _Segment("Go on.", ratio=3.0), 1.1: _Segment("Go on then.")})
+    assert text == "Go on then." and len(model.calls) == 2
+
+
+def test_a_loop_that_survives_the_retry_is_cut_to_one_copy(monkeypatch: pytest.MonkeyPatch) -> None:
+    worse = _Segment("Well, " + LOOP + LOOP)
+    text, model = _guarded(monkeypatch, {1.0: worse, 1.1: _Segment("Well, " + LOOP)})
+    assert text == "Well, No, I didn't," and len(model.calls) == 2
+
+
+def test_with_the_guard_off_the_decode_is_whispers_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    text, model = _guarded(monkeypatch, {1.0: _Segment(LOOP)}, loop_guard=False)
+    assert text == LOOP.strip() and len(model.calls) == 1
+    assert model.calls[0]["condition_on_previous_text"] is True
