@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from egomem.perception.asr import normalise_text, word_errors
+from egomem.perception.asr import longest_repeat, normalise_text, repeat_keys, word_errors
 
 # A reference turn shorter than this is not counted as a droppable turn ("mm", a cough).
 MIN_TURN_S = 0.5
@@ -259,17 +259,8 @@ def der(ref: Sequence[RefTurn], hyp: Sequence[HypTurn], duration: float, uri: st
     }
 
 
-def repeated_phrase(text: str, max_n: int = 6) -> int:
-    """The most times any phrase of 1..`max_n` words repeats back to back in `text` (1 = none):
-    the issue's guard, "no output line repeating a phrase more than 3 times"."""
-    words = normalise_text(text).split()
-    best = 1
-    for n in range(1, max_n + 1):
-        i = 0
-        while i + n <= len(words):
-            k = 1
-            while words[i + k * n : i + (k + 1) * n] == words[i : i + n]:
-                k += 1
-            best = max(best, k)
-            i += n * k if k > 1 else 1
-    return best
+def repeated_phrase(text: str) -> int:
+    """The most times any phrase repeats back to back in `text` (1 = none), measured as the
+    product's ASR loop guard measures it (perception.asr): the issue's "no output line repeating a
+    phrase more than 3 times"."""
+    return max(1, longest_repeat(repeat_keys(text.split())))
