@@ -175,6 +175,8 @@ def test_a_voice_that_does_not_match_counts_against_a_face_match(
     keys_before = len(ident.store.list_keys())
     assert ident.learn(r) == []
     assert len(ident.store.list_keys()) == keys_before
-    # A's voice with no face at all still identifies A.
+    # A's voice with no face at all points at A: KNOWN when the voice alone clears the KNOWN threshold, else
+    # UNSURE (A has a face; 1.7 s against one enrolled utterance often does not clear it), never anyone else.
     ident._polls.clear()
-    assert ident.decide(None, v.observe(media["2414-128291-0003"])).user_id == a
+    r = ident.decide(None, v.observe(media["2414-128291-0003"]))
+    assert r.candidates[0][0] == a and r.user_id in (a, None) and r.status != IdentityStatus.NEW
