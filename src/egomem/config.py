@@ -116,6 +116,19 @@ class VoiceConfig(_Section):
     min_key_spread: float = Field(default=0.1, ge=0.0)  # cosine distance a new key must add
 
 
+class IdentityConfig(_Section):
+    # Who is this? Face and voice scores become calibrated log-likelihood ratios (identity/data/
+    # calibration.json, `python -m egomem_training.calibration`), summed; the KNOWN / UNSURE / NEW
+    # thresholds on that sum follow from these costs (identity/calibration.py `decision_thresholds`,
+    # docs/configuration.md). A false merge writes one person's life onto another and shows it to
+    # them; a false split asks a name again; UNSURE holds memory back and may ask.
+    prior: float = Field(default=0.5, gt=0.0, lt=1.0)  # P(the person is the best-matching enrolled user)
+    merge_cost: float = Field(default=20.0, gt=0.0)  # cost of KNOWN for someone else
+    split_cost: float = Field(default=1.0, gt=0.0)  # cost of NEW for an enrolled user
+    unsure_cost: float = Field(default=0.2, gt=0.0)  # cost of UNSURE (memory held back, maybe a question)
+    calibration_file: Path | None = None  # None: the shipped calibration.json
+
+
 class RetrievalConfig(_Section):
     poll_interval_s: float = Field(default=2.0, gt=0.0)
     window_s: float = Field(default=3.0, gt=0.0)
@@ -222,6 +235,7 @@ class Config(_Section):
     data_dir: Path = Field(default_factory=default_data_dir)
     face: FaceConfig = Field(default_factory=FaceConfig)
     voice: VoiceConfig = Field(default_factory=VoiceConfig)
+    identity: IdentityConfig = Field(default_factory=IdentityConfig)
     retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
     server: ServerConfig = Field(default_factory=ServerConfig)
     memory: MemoryConfig = Field(default_factory=MemoryConfig)

@@ -57,7 +57,10 @@ def test_enroll_then_reidentify_by_face_voice_and_both(ident: PersonIdentifier, 
     assert r.status == IdentityStatus.KNOWN and r.user_id == b and r.voice_score is None
     ident._polls.clear()
     r = ident.identify(media["367-130732-0009"], [])
-    assert r.status == IdentityStatus.KNOWN and r.user_id == b and r.face_distance is None
+    # B heard, not seen: one enrolled utterance gives a voice LLR short of KNOWN, and B has a face, so a voice
+    # alone in the uncertain band is UNSURE (issue 26; it used to be KNOWN on the voice threshold alone).
+    assert r.status == IdentityStatus.UNSURE and r.user_id is None and r.face_distance is None
+    assert r.voice_llr is not None and r.voice_llr > 0 and "voice only" in r.rule
     assert r.candidates[0][0] == b and 0.0 <= r.candidates[0][1] <= 1.0
 
 
@@ -149,18 +152,31 @@ def test_cross_modal_enrollment_learns_a_voice_for_a_face(
     assert Modality.VOICE in ident.learn(r)
     assert len(ident.store.list_keys(Modality.VOICE, user_id=b)) == 1
     ident._polls.clear()
-    assert ident.identify(media["367-130732-0009"], []).user_id == b  # now recognised by voice alone
+    # Now B's voice is B's: heard alone it points at B (a voice alone short of KNOWN is UNSURE for a user with a
+    # face, issue 26), and with B's face it is KNOWN with the voice evidence added.
+    r = ident.identify(media["367-130732-0009"], [])
+    assert r.candidates[0][0] == b and r.voice_llr is not None and r.status != IdentityStatus.NEW
+    ident._polls.clear()
+    r = ident.identify(media["367-130732-0009"], [media["Colin_Powell_0002"]])
+    assert r.status == IdentityStatus.KNOWN and r.user_id == b and r.voice_llr is not None
 
 
-def test_a_clearly_different_face_vetoes_a_voice_match(ident: PersonIdentifier, media: dict[str, np.ndarray]) -> None:
+def test_a_voice_that_does_not_match_counts_against_a_face_match(
+    ident: PersonIdentifier, media: dict[str, np.ndarray]
+) -> None:
     f, v = ident.face_encoder, ident.voice_encoder
     a, b = _enroll_two(ident, media)
-    # B's face with A's voice (A speaking off camera, say): the face decides, and nothing is learned.
+    # B's face with A's voice (A speaking off camera, say): never A; A's voice counts against B, but a face this
+    # close (L2 0.35) outweighs it, so it is B, and nothing is learned.
     r = ident.decide(f.observe(media["Colin_Powell_0002"]), v.observe(media["2414-128291-0003"]))
     assert r.status == IdentityStatus.KNOWN and r.user_id == b
+    assert r.face_llr is not None and r.voice_llr is not None and r.voice_llr < 0 < r.face_llr
+    assert r.llr == pytest.approx(r.face_llr + r.voice_llr)
     keys_before = len(ident.store.list_keys())
     assert ident.learn(r) == []
     assert len(ident.store.list_keys()) == keys_before
-    # A's voice with no face at all still identifies A.
+    # A's voice with no face at all points at A: KNOWN when the voice alone clears the KNOWN threshold, else
+    # UNSURE (A has a face; 1.7 s against one enrolled utterance often does not clear it), never anyone else.
     ident._polls.clear()
-    assert ident.decide(None, v.observe(media["2414-128291-0003"])).user_id == a
+    r = ident.decide(None, v.observe(media["2414-128291-0003"]))
+    assert r.candidates[0][0] == a and r.user_id in (a, None) and r.status != IdentityStatus.NEW

@@ -11,6 +11,7 @@ import pytest
 
 from egomem.config import Config
 from egomem.errors import InputError
+from egomem.identity.calibration import LinearCalibration
 from egomem.identity.cohort import load_cohort
 from egomem.identity.identifier import PersonIdentifier
 from egomem.identity.types import IdentityStatus, VoiceObservation
@@ -39,7 +40,7 @@ def test_the_threshold_follows_the_length_of_speech(ident: PersonIdentifier) -> 
     assert ident.voice_threshold(0.4) == 3.0  # no short threshold: one threshold for all
 
 
-def test_a_short_query_is_judged_against_the_short_threshold(ident: PersonIdentifier) -> None:
+def test_a_short_query_is_judged_with_the_short_calibration(ident: PersonIdentifier) -> None:
     rng = np.random.default_rng(0)
     key = _unit(rng.standard_normal(256))
     uid = ident.enroll(None, voice=VoiceObservation(key, 3.0))
@@ -47,8 +48,13 @@ def test_a_short_query_is_judged_against_the_short_threshold(ident: PersonIdenti
         ident.enroll(None, voice=VoiceObservation(_unit(rng.standard_normal(256)), 3.0))
     q = _unit(key + 0.9 * _unit(rng.standard_normal(256)))
     score = next(m.value for m in ident.voice_scores(q, k_users=10) if m.user_id == uid)
-    # Place the two thresholds on either side of this query's score: only the short one accepts it.
-    ident.config.voice.threshold, ident.config.voice.short_threshold = score + 0.5, score - 0.5
+    # The decision uses the short-speech calibration map for short speech (identity/calibration.py): maps that
+    # put this score above the KNOWN threshold for short speech and below the NEW one for long speech.
+    known, new = ident.thresholds
+    base = ident.calibration
+    ident.calibration = type(base)(
+        base.face, LinearCalibration(1.0, new - 1.0 - score), LinearCalibration(1.0, known + 1.0 - score), base.meta
+    )
     short = ident.decide(None, VoiceObservation(q, 0.8))
     long = ident.decide(None, VoiceObservation(q, 2.5))
     assert short.status == IdentityStatus.KNOWN and short.user_id == uid

@@ -206,3 +206,24 @@ def test_a_second_person_heard_is_named_in_level1_and_answered_from_their_memory
     proc.poll_once()
     assert proc.others_present() == () and "Also here" not in proc.level1_chunk().text
     assert [ev.level for ev in events] == [1, 2, 2, 1]
+
+
+def test_unsure_is_not_this_user_and_never_enrols(store: SQLiteStore, encoder: TextEncoder) -> None:
+    # UNSURE (identity between "the best candidate" and "someone new", identity/calibration.py) never
+    # switches Level 1 to anyone nor enrols a new person; a run of UNSURE polls clears the current
+    # user, so an unsure person's turns are not written to whoever was there before.
+    e, _ = people(store)
+    unsure = Identification(IdentityStatus.UNSURE, candidates=[(e, 0.9)])
+    enroller = FakeEnroller(store)
+    proc = make(store, encoder, [unsure] * 4, enroller=enroller)
+    for _ in range(4):
+        proc.poll_once()
+    assert proc.current_user() is None and enroller.enrolled == []
+    proc = make(store, encoder, [known(e), known(e), unsure, known(e), unsure, unsure, unsure], enroller=enroller)
+    currents = []
+    for _ in range(7):
+        proc.poll_once()
+        currents.append(proc.current_user())
+    # One UNSURE poll between known ones is debounced; two in a row clear the user.
+    assert currents == [None, e, e, e, e, None, None]
+    assert enroller.enrolled == [] and proc.level1_chunk().text == ""

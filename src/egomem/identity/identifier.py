@@ -15,10 +15,12 @@ Decisions:
 - polls: consecutive voice embeddings that agree (cosine > AGGREGATE_MIN_COS) are
   averaged, weighted by seconds of speech, over the last config.voice.aggregate_polls
   polls, so one noisy poll does not decide alone;
-- fusion: each modality's match gets a confidence in [0, 1] (a logistic of its margin
-  over the threshold); a user's fused confidence is 1 - prod(1 - c); the best fused
-  user is KNOWN. Something observed but matched by nobody is NEW; nothing observed
-  (no face, no speech) is UNKNOWN.
+- fusion (identity/calibration.py): each modality's score becomes a calibrated log-likelihood
+  ratio (same vs different person); a user's fused LLR is their sum, so a face that does not
+  match is evidence against a voice match. The best user is KNOWN when the fused LLR clears the
+  threshold derived from the costs in config.identity, NEW below the lower one (or with no
+  candidate), UNSURE between. Nothing observed (no face, no speech) is UNKNOWN.
+  The per-modality thresholds above still gate key refresh and cross-modal enrolment.
 """
 
 from __future__ import annotations
@@ -33,6 +35,14 @@ import numpy as np
 
 from egomem.config import Config
 from egomem.errors import InputError
+from egomem.identity.calibration import (
+    Calibration,
+    DecisionCosts,
+    decision_thresholds,
+    fuse,
+    load_calibration,
+    logit,
+)
 from egomem.identity.cohort import load_cohort
 from egomem.identity.index import KeySearch
 from egomem.identity.snorm import CohortStats, SNorm, snorm, top_n_stats
@@ -48,9 +58,6 @@ VOICE_CANDIDATES = 10  # users rescored with s-norm per query
 FACE_CONF_SCALE = 0.05  # L2 margin giving confidence ~0.73
 VOICE_CONF_SCALE = 1.0  # s-norm margin giving confidence ~0.73
 MAX_FRAMES = 2  # newest frames tried for a face per poll
-# A face this far beyond the threshold from a user's keys is clearly someone else: it vetoes a
-# voice-only match to that user (faces are the more reliable modality: 0.995 vs ~0.97 in noise).
-FACE_VETO_MARGIN = 0.1
 
 
 @dataclass
@@ -75,6 +82,7 @@ class PersonIdentifier:
         face_encoder: FaceEncoder | None = None,
         voice_encoder: VoiceEncoder | None = None,
         cohort: np.ndarray | None = None,
+        calibration: Calibration | None = None,
         auto_refresh: bool = False,
     ) -> None:
         self.store = store
@@ -84,6 +92,8 @@ class PersonIdentifier:
         self.auto_refresh = auto_refresh  # identify() then calls learn() on each result (writes keys)
         self.face_index: KeySearch = key_index(store, Modality.FACE, FACE_MODEL, FACE_DIM, "l2")
         self.voice_index: KeySearch = key_index(store, Modality.VOICE, VOICE_MODEL, VOICE_DIM, "cosine")
+        self.calibration = calibration or load_calibration(self.config.identity.calibration_file)
+        self.thresholds  # noqa: B018 -- bad costs fail here, at construction, not at the first poll
         self._snorm = SNorm(load_cohort() if cohort is None else cohort, self.config.voice.snorm_top_n)
         # s-norm statistics of enrolled voice keys, valid while the voice index's version is `_stats_version`.
         self._key_stats: dict[int, CohortStats] = {}
@@ -313,13 +323,6 @@ class PersonIdentifier:
             added.append(Modality.FACE)
         return added
 
-    def _face_vetoes(self, face: FaceObservation | None, fm: list[Match], user_id: str) -> bool:
-        """True when a face was seen and it is clearly not `user_id` (who has face keys)."""
-        if face is None or not self.face_index.keys_of(user_id):
-            return False
-        m = next((x for x in fm if x.user_id == user_id), None)
-        return m is None or m.value > self.config.face.threshold + FACE_VETO_MARGIN
-
     def _voice_taken(self, voice: VoiceObservation) -> bool:
         thr = self.voice_threshold(voice.speech_s)
         return any(m.value > thr for m in self.voice_scores(voice.vector, speech_s=voice.speech_s))
@@ -328,33 +331,82 @@ class PersonIdentifier:
         return any(m.value < self.config.face.threshold for m in self.match_face(face))
 
     def decide(self, face: FaceObservation | None, voice: VoiceObservation | None) -> Identification:
-        """Fuse face and voice evidence into one Identification (no store writes)."""
+        """Fuse face and voice evidence into one Identification (no store writes).
+
+        Each candidate user's fused LLR is the sum of its calibrated face and voice LLRs (a modality
+        counts when it was observed and the user has keys of it); the best user is KNOWN at or above
+        the cost-derived `known_llr`, NEW at or below `new_llr` (or when nobody is a candidate), and
+        UNSURE between. A voice heard with no face seen is thereby never KNOWN as a user who has a
+        face key unless the voice alone clears `known_llr`."""
         if face is None and voice is None:
-            return Identification(IdentityStatus.UNKNOWN)
+            return Identification(IdentityStatus.UNKNOWN, rule="nothing observed")
         fm = self.match_face(face) if face is not None else []
         vm = self.voice_scores(voice.vector, speech_s=voice.speech_s) if voice is not None else []
-        voice_thr = self.voice_threshold(voice.speech_s) if voice is not None else self.config.voice.threshold
-        fused: dict[str, float] = {}
-        for m in fm + vm:
-            fused[m.user_id] = 1.0 - (1.0 - fused.get(m.user_id, 0.0)) * (1.0 - m.confidence)
-        cands = sorted(fused.items(), key=lambda kv: -kv[1])
-        face_ok = {m.user_id: m for m in fm if m.value < self.config.face.threshold}
-        voice_ok = {m.user_id: m for m in vm if m.value > voice_thr}
-        matched = [u for u, _ in cands if (u in face_ok or u in voice_ok) and not self._face_vetoes(face, fm, u)]
-        if not matched:
-            return Identification(IdentityStatus.NEW, face=face, voice=voice, candidates=cands)
-        uid = matched[0]
-        fmu = next((m for m in fm if m.user_id == uid), None)
-        vmu = next((m for m in vm if m.user_id == uid), None)
-        return Identification(
-            IdentityStatus.KNOWN,
-            user_id=uid,
-            face_distance=fmu.value if fmu else None,
-            voice_score=vmu.value if vmu else None,
-            face=face,
-            voice=voice,
-            candidates=cands,
-        )
+        evidence = self._evidence(face, voice, fm, vm)
+        if not evidence:
+            return Identification(IdentityStatus.NEW, face=face, voice=voice, rule="no enrolled candidate")
+        fused = {u: fuse(fl, vl) for u, (fl, vl, _, _) in evidence.items()}
+        prior = logit(self.config.identity.prior)
+        cands = [(u, _logistic(x + prior)) for u, x in sorted(fused.items(), key=lambda kv: -kv[1])]
+        uid = cands[0][0]
+        f_llr, v_llr, f_dist, v_score = evidence[uid]
+        known_llr, new_llr = self.thresholds
+        x = fused[uid]
+        about = dict(face=face, voice=voice, candidates=cands, face_llr=f_llr, voice_llr=v_llr, llr=x)
+        about.update(face_distance=f_dist, voice_score=v_score)  # the best candidate's, whatever the outcome
+        if x >= known_llr:
+            only = "face" if v_llr is None else "voice" if f_llr is None else "face+voice"
+            return Identification(
+                IdentityStatus.KNOWN,
+                user_id=uid,
+                rule=f"fused LLR {x:.2f} >= known {known_llr:.2f} ({only})",
+                **about,  # type: ignore[arg-type]
+            )
+        if x <= new_llr:
+            return Identification(IdentityStatus.NEW, rule=f"best fused LLR {x:.2f} <= new {new_llr:.2f}", **about)  # type: ignore[arg-type]
+        rule = f"fused LLR {x:.2f} between new {new_llr:.2f} and known {known_llr:.2f}"
+        if face is None and self.face_index.keys_of(uid):
+            rule += ": voice only, the candidate has a face"
+        return Identification(IdentityStatus.UNSURE, rule=rule, **about)  # type: ignore[arg-type]
+
+    @property
+    def thresholds(self) -> tuple[float, float]:
+        """(known_llr, new_llr) from the configured costs and prior."""
+        c = self.config.identity
+        return decision_thresholds(DecisionCosts(c.prior, c.merge_cost, c.split_cost, c.unsure_cost))
+
+    def _evidence(
+        self, face: FaceObservation | None, voice: VoiceObservation | None, fm: list[Match], vm: list[Match]
+    ) -> dict[str, tuple[float | None, float | None, float | None, float | None]]:
+        """user -> (face LLR, voice LLR, face distance, voice score) for every candidate either
+        modality found. A candidate of one modality who has keys of the other, observed, modality
+        but was not among its hits gets that modality's evidence too (the face distance exactly;
+        the voice score bounded by the lowest score among the hits): a face that does not match
+        counts against a voice candidate and the other way round."""
+        cal = self.calibration
+        face_d = {m.user_id: m.value for m in fm}
+        voice_s = {m.user_id: m.value for m in vm}
+        out: dict[str, tuple[float | None, float | None, float | None, float | None]] = {}
+        for uid in dict.fromkeys([*face_d, *voice_s]):
+            fd: float | None = None
+            vs: float | None = None
+            if face is not None:
+                fd = face_d.get(uid)
+                if fd is None:
+                    keys = self.face_index.keys_of(uid)
+                    fd = min((_dist(face.vector, k, True) for _, k in keys), default=None)
+            if voice is not None:
+                vs = voice_s.get(uid)
+                if vs is None and vm and len(vm) >= VOICE_CANDIDATES and self.voice_index.keys_of(uid):
+                    vs = min(voice_s.values())
+            f_llr = cal.face.llr(fd) if fd is not None else None
+            v_llr = (
+                cal.voice(voice.speech_s, self.config.voice.short_speech_s).llr(vs)
+                if vs is not None and voice is not None
+                else None
+            )
+            out[uid] = (f_llr, v_llr, fd, vs)
+        return out
 
 
 def _dist(a: np.ndarray, b: np.ndarray, l2: bool) -> float:

@@ -27,6 +27,9 @@ __all__ = [
 
 class IdentityStatus(StrEnum):
     KNOWN = "known"  # matched an enrolled user
+    # Evidence between "this is the best candidate" and "this is someone new" (identity/calibration.py):
+    # not that user (nothing written to them, no switch to them), not enrolled as someone new either.
+    UNSURE = "unsure"
     NEW = "new"  # a face or voice was observed but matches nobody
     UNKNOWN = "unknown"  # nothing usable observed (no face, no speech)
 
@@ -39,8 +42,15 @@ class Identification:
     voice_score: float | None = None  # s-normed (or cosine) score to user_id (higher is closer)
     face: FaceObservation | None = None
     voice: VoiceObservation | None = None
-    # Other candidates, best first: (user_id, fused confidence in [0, 1]).
+    # Candidates, best first: (user_id, posterior P(same person) in [0, 1] under config.identity.prior).
     candidates: list[tuple[str, float]] = field(default_factory=list)
+    # Calibrated log-likelihood ratios (same vs different person) for the best candidate: per modality
+    # (None: not observed, or the candidate has no key of it) and fused (their sum); `rule` names the
+    # decision that fired, so every decision explains itself.
+    face_llr: float | None = None
+    voice_llr: float | None = None
+    llr: float | None = None
+    rule: str = ""
 
 
 class Identifier(Protocol):

@@ -7,6 +7,9 @@ one poll after the first clear observation, i.e. within the issue's 2 poll inter
 A person nobody knows, seen or heard for `new_user_polls` polls in a row, becomes a
 provisional user through the injected Enroller. `absent_polls` polls with nobody
 observable clear the current user (a silent user looking away keeps it a while).
+UNSURE (evidence between "the best candidate" and "someone new") is "not this user": it never
+switches to the candidate nor enrols anyone, and `confirm_polls` UNSURE polls in a row clear the
+current user, so what an unsure person says is not written to whoever was there before.
 """
 
 from __future__ import annotations
@@ -65,10 +68,11 @@ class UserTracker:
         self._pending_n = 0
         self._new_n = 0
         self._absent_n = 0
+        self._unsure_n = 0
 
     def update(self, ident: Identification) -> str | None:
         if ident.status == IdentityStatus.KNOWN and ident.user_id:
-            self._new_n = self._absent_n = 0
+            self._new_n = self._absent_n = self._unsure_n = 0
             if ident.user_id == self.current:
                 self._pending, self._pending_n = None, 0
                 return self.NO_CHANGE
@@ -80,6 +84,13 @@ class UserTracker:
                 return self._switch(ident.user_id)
             return self.NO_CHANGE
         self._pending, self._pending_n = None, 0
+        if ident.status == IdentityStatus.UNSURE:
+            self._new_n = self._absent_n = 0
+            self._unsure_n += 1
+            if self.current is not None and self._unsure_n >= self.policy.confirm_polls:
+                return self._switch(None)
+            return self.NO_CHANGE
+        self._unsure_n = 0
         if ident.status == IdentityStatus.NEW:
             self._absent_n = 0
             self._new_n += 1
