@@ -95,6 +95,7 @@ def test_items_that_cannot_be_placed_are_dropped() -> None:
         name="Robo",  # never said by the user: no name item
         items=[
             ShortItem(k="fact", t="likes jazz", u=0),  # no such user line (the assistant said it)
+            ShortItem(k="pref", t="likes jazz", u=1),  # a user line that does not say it
             ShortItem(k="fact", t="works as a pilot", u=7),  # past the last line
             ShortItem(k="fact", t="  ", u=1),  # empty text
             ShortItem(k="rel", t="", u=2, r="brother", p=""),  # a relation without a person
@@ -105,7 +106,7 @@ def test_items_that_cannot_be_placed_are_dropped() -> None:
 
 
 def test_an_item_the_user_did_not_say_is_still_refused_by_provenance() -> None:
-    bad = '{"name": "", "items": [{"k": "fact", "t": "lives in Lisbon", "u": 1}], "summary": ""}'
+    bad = '{"name": "", "items": [{"k": "fact", "t": "teaches math at Lisbon School", "u": 1}], "summary": ""}'
     res = MemoryExtractor(_FixedChat(bad)).extract(SESSION)
     assert res.items == [] and [why for _, why in res.dropped] == ["'Lisbon' was not said"]
 
@@ -114,8 +115,9 @@ def test_the_source_is_the_matching_statement_of_the_turn() -> None:
     turn = "Is it cold today? My brother Jonas is a pilot. I stopped eating meat."
     assert source_sentence(turn, "eats meat") == "I stopped eating meat."
     assert source_sentence(turn, "has a brother named Jonas Jonas") == "My brother Jonas is a pilot."
-    # Nothing in common: the first statement, not the question.
-    assert source_sentence(turn, "zzz") == "My brother Jonas is a pilot."
+    assert source_sentence("I love hiking.", "likes to hike") == "I love hiking."
+    # Nothing in common: the item was not said on that line.
+    assert source_sentence(turn, "likes jazz") == ""
 
 
 @pytest.mark.parametrize(

@@ -113,8 +113,12 @@ class _Model:
         n = len(pre)
         if n == 0 or n >= len(prompt) or prompt[:n] != pre:
             return 0
-        held = self.llm.n_tokens >= n and list(self.llm.input_ids[:n]) == pre
-        if not held:
+        if self.llm.n_tokens >= n and list(self.llm.input_ids[:n]) == pre:
+            # The context holds the prefix (and the previous call's rest): keep the prefix only.
+            # Tokens past it may match this prompt too, but reusing them would make an answer
+            # depend on the call before it; llama.cpp drops the rest before it evaluates.
+            self.llm.n_tokens = n
+        else:
             self.llm.load_state(self.prefixes[system][1])
         return n
 

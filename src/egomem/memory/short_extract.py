@@ -10,8 +10,8 @@ still checked by the extractor on the user's own words, and a quote can not be m
     output: {"name": "Lena", "items": [{"k": "fact", "t": "works as a nurse", "u": 2}, ...],
              "summary": "On 3 May 2024, Lena talked about her job."}
 
-Anything the model writes that does not fit (an unknown turn, an empty text, a relation
-without a person) is dropped item by item; an answer that is not this JSON at all is the
+Anything the model writes that does not fit (an unknown turn, a turn that shares no word
+with the item, an empty text, a relation without a person) is dropped item by item; an answer that is not this JSON at all is the
 provider's LLMError, and the caller falls back as for the long form.
 """
 
@@ -77,20 +77,30 @@ def to_short(session: SessionText) -> ShortSession:
     return ShortSession(episode_id=session.episode_id, date=session.date, user_name=session.user_name, lines=lines)
 
 
-def _words(text: str) -> set[str]:
-    return {w for w in re.findall(r"[a-z0-9']+", text.lower().replace("’", "'")) if len(w) > 2}
+# Words an item's text shares with any sentence, which say nothing of where it came from.
+_GENERIC = frozenset(
+    "has have had named works work worked lives live lived likes like liked the and with for from was were are "
+    "his her their about who that this".split()
+)
+
+
+def _stems(text: str) -> set[str]:
+    """Three-letter stems of the content words ("hiking" and "hike" share "hik")."""
+    words = re.findall(r"[a-z0-9']+", text.lower().replace("’", "'"))
+    return {w[:3] for w in words if len(w) > 2 and w not in _GENERIC}
 
 
 def source_sentence(turn: str, text: str) -> str:
     """The sentence of `turn` sharing most words with `text` (a statement before a question
-    on a tie; the first on a further tie)."""
-    want = _words(text)
-    best, best_key = "", (-1, False)
+    on a tie; the first on a further tie); "" when none shares a word with it: the item was
+    not said there (the model named a wrong line, or wrote what the assistant said)."""
+    want = _stems(text)
+    best, best_key = "", (0, False)
     for s in sentences(turn):
-        key = (len(want & _words(s)), not is_question(s))
-        if key > best_key:
+        key = (len(want & _stems(s)), not is_question(s))
+        if key[0] and key > best_key:
             best, best_key = s, key
-    return best or turn
+    return best
 
 
 def expand(short: ShortExtraction, session: SessionText) -> list[ExtractedItem]:
@@ -113,6 +123,8 @@ def expand(short: ShortExtraction, session: SessionText) -> list[ExtractedItem]:
         if not text:
             continue
         source = source_sentence(turns[it.u - 1], f"{text} {person}")
+        if not source:
+            continue
         out.append(
             ExtractedItem(
                 kind=_KIND[it.k],
