@@ -11,8 +11,9 @@ still checked by the extractor on the user's own words, and a quote can not be m
              "summary": "On 3 May 2024, Lena talked about her job."}
 
 Anything the model writes that does not fit (an unknown turn, a turn that shares no word
-with the item, an empty text, a relation without a person) is dropped item by item; an answer that is not this JSON at all is the
-provider's LLMError, and the caller falls back as for the long form.
+with the item, an empty text, a relation without a person) is dropped item by item; an
+answer that is not this JSON at all is the provider's LLMError, and the caller falls back
+as for the long form.
 """
 
 from __future__ import annotations
