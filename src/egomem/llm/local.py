@@ -23,6 +23,8 @@ import importlib
 import json
 import threading
 from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -46,7 +48,7 @@ _NOT_FOR_MODEL = frozenset({"episode_id", "start", "end", "source_text", "import
 # pydantic validates them after the answer anyway.
 _NOT_FOR_GRAMMAR = frozenset({"title", "description", "default", "maxLength", "minLength", "examples"})
 
-_MODELS: dict[tuple[str, int, int, int, int], _Model] = {}
+_MODELS: dict[tuple[str, int, int, int, int, int], _Model] = {}
 _MODELS_LOCK = threading.Lock()
 
 
@@ -135,8 +137,27 @@ def _formatter(llm: Any, llama_cpp: Any) -> Any:
     return fmt.Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos, stop_token_ids=[eos_id])
 
 
-def _load(path: Path, n_ctx: int, n_threads: int, draft_tokens: int, n_batch: int) -> _Model:
-    key = (str(path.resolve()), n_ctx, n_threads, draft_tokens, n_batch)
+@contextmanager
+def _weight_repack(llama_cpp: Any, on: bool) -> Iterator[None]:
+    """llama.cpp's "extra buffer types" (weights repacked for the CPU's wide-vector and AMX
+    kernels) on or off while a model loads; llama-cpp-python has no argument for it."""
+    low = llama_cpp.llama_cpp
+    default = low.llama_model_default_params
+
+    def params() -> Any:
+        p = default()
+        p.use_extra_bufts = on
+        return p
+
+    low.llama_model_default_params = params
+    try:
+        yield
+    finally:
+        low.llama_model_default_params = default
+
+
+def _load(path: Path, n_ctx: int, n_threads: int, draft_tokens: int, n_batch: int, repack: bool) -> _Model:
+    key = (str(path.resolve()), n_ctx, n_threads, draft_tokens, n_batch, int(repack))
     with _MODELS_LOCK:
         if key not in _MODELS:
             try:
@@ -151,15 +172,16 @@ def _load(path: Path, n_ctx: int, n_threads: int, draft_tokens: int, n_batch: in
                 speculative = importlib.import_module("llama_cpp.llama_speculative")
                 draft = speculative.LlamaPromptLookupDecoding(num_pred_tokens=draft_tokens)
             try:
-                llm = llama_cpp.Llama(
-                    model_path=key[0],
-                    n_ctx=n_ctx,
-                    n_threads=n_threads,
-                    n_threads_batch=n_threads,
-                    n_batch=n_batch,
-                    draft_model=draft,
-                    verbose=False,
-                )
+                with _weight_repack(llama_cpp, repack):
+                    llm = llama_cpp.Llama(
+                        model_path=key[0],
+                        n_ctx=n_ctx,
+                        n_threads=n_threads,
+                        n_threads_batch=n_threads,
+                        n_batch=n_batch,
+                        draft_model=draft,
+                        verbose=False,
+                    )
             except (ValueError, RuntimeError) as exc:
                 raise ConfigError(f"llama.cpp cannot load {path.name}: {exc}") from exc
             _MODELS[key] = _Model(llm, llama_cpp)
@@ -189,13 +211,14 @@ class LocalLLMProvider(ChatProvider):
         max_tokens: int = 768,
         draft_tokens: int = 0,
         n_batch: int = 512,
+        weight_repack: bool = False,
         prompt_version: int = PROMPT_VERSION,
     ) -> None:
         super().__init__(prompt_version=prompt_version)
         self.model_name = str(model)
         self.model_path = resolve_model_path(self.model_name, data_dir)
         self.max_tokens = max_tokens
-        self._model = _load(self.model_path, n_ctx, n_threads, draft_tokens, n_batch)
+        self._model = _load(self.model_path, n_ctx, n_threads, draft_tokens, n_batch, weight_repack)
         self._llm, self._lock = self._model.llm, self._model.lock
 
     @classmethod
@@ -208,6 +231,7 @@ class LocalLLMProvider(ChatProvider):
             max_tokens=cfg.max_tokens,
             draft_tokens=cfg.draft_tokens,
             n_batch=cfg.n_batch,
+            weight_repack=cfg.weight_repack,
             prompt_version=cfg.prompt_version,
         )
 
