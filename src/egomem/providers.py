@@ -106,15 +106,6 @@ class LocalLLMConfig(ProviderConfig):
     # checked in one batch (quotes and names are copied from the transcript). 0 = off.
     # Greedy output is unchanged; it costs a logits buffer of n_ctx x vocabulary floats.
     draft_tokens: int = Field(default=0, ge=0, le=64)
-    # Prompt tokens evaluated per llama.cpp batch (also the rows of Python-side logits kept).
-    n_batch: int = Field(default=512, ge=16)
-    # The prompt set (llm/prompts/*.vN.md): 3 is the short form of extraction (numbered
-    # turns in, short keys and turn numbers out) and short update decisions; 2 the long form.
-    prompt_version: int = Field(default=3, ge=1)
-    # llama.cpp's repacked weights (its "extra buffer types": the AVX-512/AMX matmul kernels).
-    # Off by default: with them on, the wheel `make install` builds (GGML_NATIVE) dies with
-    # SIGILL on the first batch of more than one token on the shared 2-core dev machine.
-    weight_repack: bool = False
     # When the model or llama-cpp-python is missing, use the rules (with a one-line notice)
     # instead of failing. A model answer that fails validation falls back to the rules for
     # that session (not retried: at temperature 0 a retry gives the same answer).

@@ -157,8 +157,6 @@ _COLUMNS = (
     "greeting_by_name",
     "level2_correct",
     "extract_cpu_s_per_session",
-    "extract_tokens_in_per_session",
-    "extract_tokens_out_per_session",
     "wall_s_per_session",
     "merges",
     "splits",

@@ -23,8 +23,7 @@ Extractors (`--set extractors=rules,local`, default both):
   for a session the model fails (LLMError). It costs seconds of CPU per session, so it runs
   on `llm_sessions=N` sessions (default 10; `--quick`: 1) spread evenly over the test
   conversations 6-10 (the rules were written looking at conversation 1), chosen from the
-  data alone; `llm_split=dev` takes them from conversations 1-5 instead (for tuning).
-  `rules_same_sessions` scores the rules on exactly those sessions, and
+  data alone. `rules_same_sessions` scores the rules on exactly those sessions, and
   `local_model_only` the model's own items there (the same answer, without the rules'
   supplement, through the same provenance checks). `llm_threads=K` sets the model's
   threads (the product's `llm.n_threads`, default 2).
@@ -60,7 +59,6 @@ from egomem.store.sqlite import SQLiteStore
 THRESHOLDS = (0.5, 0.6, 0.7)
 EXTRACTORS = ("rules", "local")
 TEST_CONVERSATIONS = range(5, 10)  # positions of conversations 6-10 in locomo10.json
-DEV_CONVERSATIONS = range(0, 5)  # conversations 1-5: where prompts and settings are chosen
 T = TypeVar("T", bound=BaseModel)
 
 
@@ -120,19 +118,16 @@ def _dia_ids(v: Any) -> frozenset[str]:
     return frozenset(str(x) for x in v) if isinstance(v, list) else frozenset([str(v)])
 
 
-def pick_llm_sessions(
-    records: Sequence[dict[str, Any]], n: int, pool: range = TEST_CONVERSATIONS
-) -> list[tuple[str, int]]:
+def pick_llm_sessions(records: Sequence[dict[str, Any]], n: int) -> list[tuple[str, int]]:
     """`n` (conversation, session) pairs for the slow extractor, from the data alone: spread
-    round-robin over the conversations of `pool` (the test conversations 6-10 by default;
-    all loaded ones when none is loaded, as with --quick) and evenly over each conversation's
-    sessions."""
+    round-robin over the test conversations 6-10 (all loaded ones when none is loaded, as
+    with --quick) and evenly over each conversation's sessions."""
     by_conv: dict[int, list[tuple[str, int]]] = {}
     for r in records:
         pair = (r["conv"], r["session"])
         if pair not in by_conv.setdefault(r["conv_index"], []):
             by_conv[r["conv_index"]].append(pair)
-    convs = [ci for ci in sorted(by_conv) if ci in pool] or sorted(by_conv)
+    convs = [ci for ci in sorted(by_conv) if ci in TEST_CONVERSATIONS] or sorted(by_conv)
     if n <= 0 or not convs:
         return []
     out: list[tuple[str, int]] = []
@@ -164,8 +159,6 @@ class _Replay(LLMProvider):
         self.inner = inner
         self.name = inner.name
         self.usage = inner.usage
-        # The task's form (long or short) follows the wrapped backend's prompt version.
-        self.prompt_version = int(getattr(inner, "prompt_version", 0))
         self._last: tuple[str, str, BaseModel] | None = None
 
     def run(self, task: str, payload: BaseModel, schema: type[T]) -> T:
@@ -190,8 +183,6 @@ class _Run:
     summaries: list[str]
     cpu_s: list[float] = field(default_factory=list)  # per record
     wall_s: list[float] = field(default_factory=list)
-    tokens_in: list[int] = field(default_factory=list)  # model prompt / answer tokens per record
-    tokens_out: list[int] = field(default_factory=list)
     fallbacks: list[str] = field(default_factory=list)
 
 
@@ -263,12 +254,8 @@ def _extract_sessions(
                 x.summaries.append("")
                 x.cpu_s.append(0.0)
                 x.wall_s.append(0.0)
-            run.tokens_in.append(0)
-            run.tokens_out.append(0)
             continue
         session = _session_text(r)
-        usage = manager.extractor.provider.usage
-        p0, k0 = usage.prompt_tokens, usage.completion_tokens
         t0, c0 = time.perf_counter(), time.process_time()
         res, status = manager.extract(session)
         if status != "done":
@@ -279,14 +266,11 @@ def _extract_sessions(
             res_own = ExtractResult(items=[])
         run.wall_s.append(time.perf_counter() - t0)
         run.cpu_s.append(time.process_time() - c0)
-        run.tokens_in.append(usage.prompt_tokens - p0)
-        run.tokens_out.append(usage.completion_tokens - k0)
         run.preds.append(_items(r, res))
         own.preds.append(_items(r, res_own))
         run.summaries.append(_summary(res))
         own.summaries.append(_summary(res_own))
     own.cpu_s, own.wall_s, own.fallbacks = run.cpu_s, run.wall_s, run.fallbacks
-    own.tokens_in, own.tokens_out = run.tokens_in, run.tokens_out
     return run, own
 
 
@@ -367,10 +351,6 @@ def _score(
         "evidence_turn_recall": turn_hits / max(1, n_obs),
         "cpu_s_per_session": sum(run.cpu_s[i] for i in keep) / max(1, len(sessions)),
         "wall_s_per_session": sum(run.wall_s[i] for i in keep) / max(1, len(sessions)),
-        "cpu_s_per_session_p95": _p95(run.cpu_s, keep, records),
-        "tokens_in_per_session": sum(run.tokens_in[i] for i in keep if i < len(run.tokens_in)) / max(1, len(sessions)),
-        "tokens_out_per_session": sum(run.tokens_out[i] for i in keep if i < len(run.tokens_out))
-        / max(1, len(sessions)),
         "fallbacks": len(run.fallbacks),
     }
     for thr in sorted({*THRESHOLDS, threshold}):
@@ -394,15 +374,6 @@ def _score(
         s_emb, ref = enc.encode([s for s, _ in summ]), enc.encode([s for _, s in summ])
         out["summary_cosine_mean"] = float((s_emb * ref).sum(axis=1).mean())
     return out, examples
-
-
-def _p95(cpu_s: list[float], keep: list[int], records: list[dict[str, Any]]) -> float:
-    """95th percentile of the CPU seconds per session (both speakers' records summed)."""
-    per: dict[tuple[str, int], float] = {}
-    for i in keep:
-        key = (records[i]["conv"], records[i]["session"])
-        per[key] = per.get(key, 0.0) + cpu_s[i]
-    return float(np.percentile(list(per.values()), 95)) if per else 0.0
 
 
 def _null_rate_pairs(records: list[dict[str, Any]], obs_all: np.ndarray) -> np.ndarray:
@@ -454,11 +425,7 @@ def run(options: BenchOptions) -> BenchResult:
     if "rules" in extractors:
         runs["rules"] = _run_rules(records)
     if "local" in extractors:
-        split = options.extra.get("llm_split", "test")
-        if split not in ("dev", "test"):
-            raise InputError(f"llm_split must be dev or test; got {split!r}")
-        pool = DEV_CONVERSATIONS if split == "dev" else TEST_CONVERSATIONS
-        chosen = set(pick_llm_sessions(records, n_llm, pool))
+        chosen = set(pick_llm_sessions(records, n_llm))
         try:
             provider, n_threads = _local_provider(options.extra.get("llm_threads"))
         except EgomemError as exc:
@@ -468,13 +435,11 @@ def run(options: BenchOptions) -> BenchResult:
             runs["local"], runs["local_model_only"] = _run_local(records, chosen, provider, enc)
             metrics["llm_sessions"] = sorted(f"{c}/{s}" for c, s in chosen)
             metrics["llm_threads"] = n_threads
-            metrics["llm_split"] = split
             metrics["llm_usage"] = {
                 "calls": provider.usage.calls,
                 "failures": provider.usage.failures,
                 "prompt_tokens": provider.usage.prompt_tokens,
                 "completion_tokens": provider.usage.completion_tokens,
-                "cached_prompt_tokens": provider.usage.cached_prompt_tokens,
                 "cpu_s": provider.usage.cpu_seconds,
             }
             notes += [f"local LLM fell back to rules: {f}" for f in runs["local"].fallbacks]
@@ -510,17 +475,7 @@ def run(options: BenchOptions) -> BenchResult:
                     [f"{name} (held-out conv. 2-10)", "", "", thr, h["precision"], h["recall"], h["f1"], "", ""]
                 )
     cost_rows: list[list[object]] = [
-        [
-            name,
-            m["sessions"],
-            m["cpu_s_per_session"],
-            m["cpu_s_per_session_p95"],
-            m["tokens_in_per_session"],
-            m["tokens_out_per_session"],
-            m["wall_s_per_session"],
-            m["fallbacks"],
-            *_coverage(m),
-        ]
+        [name, m["sessions"], m["cpu_s_per_session"], m["wall_s_per_session"], m["fallbacks"], *_coverage(m)]
         for name, m in ((n, metrics[n]) for n in runs)
         if name != "local_model_only"
     ]
@@ -535,18 +490,7 @@ def run(options: BenchOptions) -> BenchResult:
         (f"bench extract: LoCoMo observations ({len(records)} speaker-sessions, {n_obs} observations)", header, rows),
         (
             "cost and coverage (a session = both speakers)",
-            [
-                "extractor",
-                "sessions",
-                "CPU s/session",
-                "CPU s p95",
-                "tokens in",
-                "tokens out",
-                "wall s/session",
-                "fallbacks",
-                "evidence turns",
-                "summary cos",
-            ],
+            ["extractor", "sessions", "CPU s/session", "wall s/session", "fallbacks", "evidence turns", "summary cos"],
             cost_rows,
         ),
         ("examples, rules (best observation per item)", ["cosine", "", "extracted", "nearest observation"], ex_rows),

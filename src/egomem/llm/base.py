@@ -41,8 +41,6 @@ class Usage:
     retries: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
-    # Prompt tokens not evaluated again: a saved state of the prompt's fixed prefix covered them.
-    cached_prompt_tokens: int = 0
     # Time spent answering: wall seconds, and CPU seconds of the whole process meanwhile
     # (a local model's threads run in-process; other threads' work counts too).
     seconds: float = 0.0
@@ -71,7 +69,6 @@ class ChatReply:
     content: str
     prompt_tokens: int = 0
     completion_tokens: int = 0
-    cached_prompt_tokens: int = 0
 
 
 class ChatProvider(LLMProvider):
@@ -105,7 +102,6 @@ class ChatProvider(LLMProvider):
             self.usage.cpu_seconds += time.process_time() - c0
         self.usage.prompt_tokens += reply.prompt_tokens
         self.usage.completion_tokens += reply.completion_tokens
-        self.usage.cached_prompt_tokens += reply.cached_prompt_tokens
         try:
             return parse_json_reply(reply.content, schema)
         except LLMError:

@@ -19,8 +19,7 @@ from egomem.llm.base import LLMError, LLMProvider
 from egomem.memory.about_person import Checked, check_items
 from egomem.memory.items import ExtractedItem, Extraction, SessionText
 from egomem.memory.names import COMMON
-from egomem.memory.short_extract import SHORT_PROMPT_VERSION, ShortExtraction, expand, to_short
-from egomem.memory.statements import is_question, sentences
+from egomem.memory.statements import is_question
 from egomem.relations import is_relation_word
 
 
@@ -52,13 +51,7 @@ class MemoryExtractor:
         turns = session.user_turns()
         if not turns:
             return ExtractResult(items=[])
-        if self.supplement is not None and not says_something_personal(session):
-            # No statement in the first person: nothing about the user for a model to find
-            # (a question, a command, small talk). The rules alone answer, in milliseconds.
-            items: list[ExtractedItem] = []
-            checked: list[Checked] = []
-        else:
-            items, checked = check_items(ask(self.provider, session), session)
+        items, checked = check_items(list(self.provider.run("extract", session, Extraction).items), session)
         if self.supplement is not None:
             try:
                 extra, checked_extra = check_items(self.supplement.run("extract", session, Extraction).items, session)
@@ -90,22 +83,6 @@ class MemoryExtractor:
             else:
                 kept.append(it)
         return ExtractResult(items=kept, dropped=dropped, checked=checked)
-
-
-_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|our|us)\b", re.IGNORECASE)
-
-
-def says_something_personal(session: SessionText) -> bool:
-    """Whether the user makes any statement in the first person (questions do not count)."""
-    return any(_FIRST_PERSON.search(s) and not is_question(s) for t in session.user_turns() for s in sentences(t.text))
-
-
-def ask(provider: LLMProvider, session: SessionText) -> list[ExtractedItem]:
-    """The provider's items for `session`: in the short form (numbered turns in, short keys
-    and turn numbers out) when its prompts are of that version, else the long form."""
-    if getattr(provider, "prompt_version", 0) >= SHORT_PROMPT_VERSION:
-        return expand(provider.run("extract", to_short(session), ShortExtraction), session)
-    return list(provider.run("extract", session, Extraction).items)
 
 
 def _not_covered(extra: list[ExtractedItem], items: list[ExtractedItem]) -> list[ExtractedItem]:

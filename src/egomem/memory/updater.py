@@ -17,7 +17,7 @@ from typing import Protocol
 
 import numpy as np
 
-from egomem.llm.base import ChatProvider, LLMError, LLMProvider
+from egomem.llm.base import LLMError, LLMProvider
 from egomem.memory.config import MemoryConfig
 from egomem.memory.items import Candidate, Decision, ExtractedItem, KnownFact, UpdateInput, UpdatePlan
 from egomem.schemas import Fact, FactKind
@@ -74,16 +74,6 @@ class MemoryUpdater:
             candidates=self.candidates(facts, fact_items),
             duplicate_cosine=self.config.duplicate_cosine,
         )
-        if not inp.facts and isinstance(self.provider, ChatProvider):
-            # Nothing to replace, repeat or delete: a model may only answer ADD, or NOOP for a
-            # retraction, so it is not asked (seconds of CPU). The rules decide as they always
-            # have (they also settle two items of one session that contradict each other).
-            return UpdatePlan(
-                decisions=[
-                    Decision(index=c.index, op="NOOP" if c.item.retract else "ADD", reason="memory holds no facts")
-                    for c in inp.candidates
-                ]
-            )
         # A small model copies "f2" far more reliably than "f_3c9e41d0..." (seen: the 1.5B
         # model answered with targets shaped like f1): the task sees short aliases, the plan
         # is translated back before it is checked.

@@ -8,14 +8,14 @@
   text-only upper bound that separates ASR and identity errors from extraction errors.
 
 The extraction CPU time is `time.process_time()` around `MemoryManager.process` (extract,
-update agent, write), with the model's prompt and answer tokens of that call. In the audio
-variant the agent's other threads run meanwhile, so there it is an upper bound; the
-transcript figure is the clean one.
+update agent, write). In the audio variant the agent's other threads run meanwhile, so
+there it is an upper bound; the transcript figure is the clean one.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -27,7 +27,6 @@ from egomem.config import Config
 from egomem.dialog.base import UserTurn
 from egomem.identity.types import Identification, IdentityStatus
 from egomem.memory.items import SessionText, Turn
-from egomem.memory.manager import MemoryManager
 from egomem.runtime.agent import Components
 from egomem.runtime.build import Models, build_agent
 from egomem.runtime.timeline import Timeline
@@ -40,26 +39,17 @@ MIN_OVERLAP_S = 2.0  # one identity poll
 
 
 class _Timed:
-    """The manager's `process`, timed (CPU seconds per session) and its model tokens counted
-    (prompt tokens in, answer tokens out, summed over the extractor's and update agent's backends)."""
+    """The manager's `process`, timed (CPU seconds per session)."""
 
-    def __init__(self, manager: MemoryManager, obs: Observation) -> None:
-        self.process, self.obs = manager.process, obs
-        providers = [manager.extractor.provider, manager.updater.provider]
-        self.usages = list({id(p.usage): p.usage for p in providers}.values())
-
-    def _tokens(self) -> tuple[int, int]:
-        return sum(u.prompt_tokens for u in self.usages), sum(u.completion_tokens for u in self.usages)
+    def __init__(self, process: Callable[..., Any], cpu: list[float]) -> None:
+        self.process, self.cpu = process, cpu
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        c0, (p0, k0) = time.process_time(), self._tokens()
+        c0 = time.process_time()
         try:
             return self.process(*args, **kwargs)
         finally:
-            self.obs.cpu_s.append(time.process_time() - c0)
-            p1, k1 = self._tokens()
-            self.obs.tokens_in.append(p1 - p0)
-            self.obs.tokens_out.append(k1 - k0)
+            self.cpu.append(time.process_time() - c0)
 
 
 def _snapshot(store: MemoryStore, obs: Observation) -> None:
@@ -86,7 +76,7 @@ def run_transcript(sc: Scenario, store: MemoryStore, cfg: Config, models: Models
             _snapshot(store, obs)
         timeline = Timeline()
         agent = build_agent(cfg, store, models, timeline)
-        agent.parts.manager.process = _Timed(agent.parts.manager, obs)  # type: ignore[method-assign]
+        agent.parts.manager.process = _Timed(agent.parts.manager.process, obs.cpu_s)  # type: ignore[method-assign]
         origin = time.time() - (2 - day) * DAY_S
         for i, s in enumerate(x for x in sc.sessions if x.day == day):
             _transcript_session(sc, s, agent.parts, timeline, obs, origin + i * 600.0)
@@ -136,7 +126,7 @@ def run_audio(sc: Scenario, days: list[RenderedDay], store: MemoryStore, cfg: Co
             _snapshot(store, obs)
         timeline = Timeline()
         agent = build_agent(cfg, store, models, timeline)
-        agent.parts.manager.process = _Timed(agent.parts.manager, obs)  # type: ignore[method-assign]
+        agent.parts.manager.process = _Timed(agent.parts.manager.process, obs.cpu_s)  # type: ignore[method-assign]
         rec = read_recording(Path(rd.path), fps=cfg.runtime.video_fps)
         result = agent.run(replay(rec), lockstep=True)
         _map_people(rd, timeline, result.duration_s, obs)

@@ -24,8 +24,6 @@ def write_dump(path: Path, sc: Scenario, obs: Observation, memory: list[dict[str
         "greetings": obs.greetings,
         "answers": obs.answers,
         "cpu_s": obs.cpu_s,
-        "tokens_in": obs.tokens_in,
-        "tokens_out": obs.tokens_out,
         "memory": memory,
         "counts": tally.counts,
     }

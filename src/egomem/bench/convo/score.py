@@ -78,8 +78,6 @@ class Observation:
     greetings: dict[str, list[str]] = field(default_factory=dict)  # speaker -> assistant lines of the day-2 visit
     answers: dict[str, str] = field(default_factory=dict)  # asker -> the answer to their Level-2 question
     cpu_s: list[float] = field(default_factory=list)  # per processed session
-    tokens_in: list[int] = field(default_factory=list)  # model prompt tokens per processed session
-    tokens_out: list[int] = field(default_factory=list)  # model answer tokens per processed session
 
 
 @dataclass
@@ -139,9 +137,6 @@ def score(sc: Scenario, store: MemoryStore, obs: Observation) -> Tally:
         t.add("level2_correct", float(states(answer, sc.fact(q.fact))))
     for s in obs.cpu_s:
         t.add("extract_cpu_s_per_session", s)
-    for n_in, n_out in zip(obs.tokens_in, obs.tokens_out, strict=False):
-        t.add("extract_tokens_in_per_session", n_in)
-        t.add("extract_tokens_out_per_session", n_out)
     return t
 
 
@@ -257,8 +252,7 @@ def metrics(t: Tally) -> dict[str, float | None]:
     sessions = t.total("sessions")
     false = t.total("false_facts") + t.total("false_relations") + t.total("false_people")
     keys = ("name_recall", "fact_recall", "fact_precision", "relation_recall", "relation_recall_inverse",
-            "updates_applied", "greeting_by_name", "level2_correct", "extract_cpu_s_per_session",
-            "extract_tokens_in_per_session", "extract_tokens_out_per_session")  # fmt: skip
+            "updates_applied", "greeting_by_name", "level2_correct", "extract_cpu_s_per_session")  # fmt: skip
     out: dict[str, float | None] = {k: t.ratio(k) for k in keys}
     out["false_memories_per_session"] = false / sessions if sessions else None
     out["merges"] = t.total("merges")
