@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from egomem.config import load_config
+from egomem.runtime.agent import RunResult
 from egomem.runtime.build import Models, build_agent
 from egomem.runtime.timeline import Timeline
 from egomem.store.sqlite import SQLiteStore
@@ -43,14 +44,21 @@ def _speech_of(turn: tuple[float, float], truth: list[tuple[float, float, str]])
     return out
 
 
-def test_a_turn_of_several_people_is_cut_at_their_changes(tmp_path: Path, shared_data: Callable[[str], Path]) -> None:
+def _run_voice_commands(
+    tmp_path: Path, shared_data: Callable[[str], Path]
+) -> tuple[list[tuple[float, float, str]], RunResult]:
+    """The recording's truth and the agent's run over it (rules extractor, the mock transcriber)."""
     folder = shared_data("pyaudioanalysis_diarization")
-    truth = _truth(folder / "diarizationExample2.segments")
     cfg = load_config(data_dir=tmp_path, environ={"EGOMEM_LLM__PROVIDER": "rules"})
     models = Models(cfg)
     models.__dict__["transcriber"] = WordsTranscriber()
     agent = build_agent(cfg, SQLiteStore(tmp_path / "memory.db"), models, Timeline())
     result = agent.run(replay(read_recording(folder / "diarizationExample2.wav")), lockstep=True)
+    return _truth(folder / "diarizationExample2.segments"), result
+
+
+def test_a_turn_of_several_people_is_cut_at_their_changes(tmp_path: Path, shared_data: Callable[[str], Path]) -> None:
+    truth, result = _run_voice_commands(tmp_path, shared_data)
 
     turns = [(s, e) for s, e, _, _ in sorted(result.heard)]
     changes = [e for (_, e, _), (s, _, _) in itertools.pairwise(truth) if abs(e - s) < 0.05]
@@ -70,13 +78,7 @@ def test_voices_told_apart_in_a_turn_are_not_all_given_to_one_person(
     enrolled first, so before `attribute_voices` all six people's pieces went to that one person (a
     merge writing five people's words onto them). Now the current user keeps at most one voice of
     a split turn; the others are an unknown speaker's (kept out of that person's memory)."""
-    folder = shared_data("pyaudioanalysis_diarization")
-    truth = _truth(folder / "diarizationExample2.segments")
-    cfg = load_config(data_dir=tmp_path, environ={"EGOMEM_LLM__PROVIDER": "rules"})
-    models = Models(cfg)
-    models.__dict__["transcriber"] = WordsTranscriber()
-    agent = build_agent(cfg, SQLiteStore(tmp_path / "memory.db"), models, Timeline())
-    result = agent.run(replay(read_recording(folder / "diarizationExample2.wav")), lockstep=True)
+    truth, result = _run_voice_commands(tmp_path, shared_data)
 
     owners: dict[str | None, set[str]] = {}  # who memory gave each piece to -> true people in those pieces
     for s, e, _, who in result.heard:
