@@ -26,7 +26,6 @@ from egomem.bench._real_score import (
 )
 from egomem.bench.real import hyp_turns, pooled
 from egomem.errors import InputError
-from egomem.memory.assistant_subject import about_assistant
 from egomem.runtime.agent import UNKNOWN_VOICE
 from egomem.runtime.timeline import Timeline
 from egomem.schemas import Episode
@@ -107,32 +106,6 @@ def test_a_fact_needs_every_keyword_group_as_whole_words() -> None:
     assert score_facts(facts, [Memory("u1", "from Chicago, now in Jersey", "fact")], {"u1": "diane"}).correct == 1
     # "texas" inside another word is not the keyword.
     assert score_facts(FACTS, [Memory("u2", "texasville", "fact")], {"u2": "sheila"}).correct == 0
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "Assistant talked about their job and their name.",
-        "the assistant asked the user for their name, but the user did not respond.",
-        "The user said hello. The assistant greeted them back.",
-        "The AI explained how it works",
-    ],
-)
-def test_memories_about_the_assistant_are_counted(text: str) -> None:
-    assert about_assistant(text)
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "The user asked the assistant to find a movie.",
-        "Diane lives in New Jersey.",
-        "She works as an assistant manager.",  # the word, not the subject
-        "On 25 November 2026, the user talked with the assistant.",
-    ],
-)
-def test_memories_about_people_are_not(text: str) -> None:
-    assert not about_assistant(text)
 
 
 def test_a_turn_transcribed_but_in_no_session_is_dropped() -> None:

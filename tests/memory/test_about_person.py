@@ -45,6 +45,7 @@ def test_the_assistant_as_a_subject_is_found(text: str) -> None:
         "The user asked the assistant to find a movie.",
         "Diane lives in New Jersey.",
         "works as an assistant manager",  # the word, not the subject
+        "She works as an assistant manager.",
         "assistant manager at a supermarket",  # a job a model wrote without its verb
         "On 25 November 2026, the user talked with the assistant.",
         "Lena told the assistant about her new job.",
