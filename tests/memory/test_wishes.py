@@ -59,10 +59,19 @@ def test_no_plan_where_none_is_stated(sentence: str) -> None:
     assert plan_in(sentence) is None
 
 
-def _rules(*lines: str) -> dict[str, set[str]]:
-    session = SessionText(
-        episode_id="e", start=T0, end=T0 + 60, date="3 May 2024", turns=[Turn(speaker="user", text=x) for x in lines]
+def _session(*lines: str, episode_id: str = "e1") -> SessionText:
+    """A one-minute session on 3 May 2024 in which the user says `lines`."""
+    return SessionText(
+        episode_id=episode_id,
+        start=T0,
+        end=T0 + 60,
+        date="3 May 2024",
+        turns=[Turn(speaker="user", text=x) for x in lines],
     )
+
+
+def _rules(*lines: str) -> dict[str, set[str]]:
+    session = _session(*lines, episode_id="e")
     out: dict[str, set[str]] = {"fact": set(), "preference": set()}
     for it in extract_rules(session).items:
         if it.kind in out:
@@ -143,9 +152,7 @@ def test_a_models_wish_as_liking_is_stored_as_the_plan(store: SQLiteStore, encod
         {"kind": "preference", "text": "likes golf", "source_text": "I'd really like to take up golf."},
         {"kind": "preference", "text": "likes playing golf", "source_text": "I'd really like to take up golf."},
     ]
-    session = SessionText(
-        episode_id="e1", start=T0, end=T0 + 60, date="3 May 2024", turns=[Turn(speaker="user", text=x) for x in said]
-    )
+    session = _session(*said)
     out = MemoryManager(store, CannedChatModel(items), encoder, fallback=RulesProvider()).process(session)
     assert out.user_id
     stored = {f.text: f.kind.value for f in store.list_facts(out.user_id) if f.kind.value != "summary"}
@@ -154,13 +161,7 @@ def test_a_models_wish_as_liking_is_stored_as_the_plan(store: SQLiteStore, encod
 
 
 def test_a_plan_written_as_a_preference_is_stored_as_a_fact(store: SQLiteStore, encoder: Any) -> None:
-    session = SessionText(
-        episode_id="e1",
-        start=T0,
-        end=T0 + 60,
-        date="3 May 2024",
-        turns=[Turn(speaker="user", text="I want to try surfing.")],
-    )
+    session = _session("I want to try surfing.")
     items = [{"kind": "preference", "text": "wants to try surfing", "source_text": "I want to try surfing."}]
     out = MemoryManager(store, CannedChatModel(items), encoder).process(session)
     assert out.user_id
@@ -168,13 +169,7 @@ def test_a_plan_written_as_a_preference_is_stored_as_a_fact(store: SQLiteStore, 
 
 
 def test_a_models_liking_that_was_said_stays(store: SQLiteStore, encoder: Any) -> None:
-    session = SessionText(
-        episode_id="e1",
-        start=T0,
-        end=T0 + 60,
-        date="3 May 2024",
-        turns=[Turn(speaker="user", text="I like tennis. I'd like to learn to serve better.")],
-    )
+    session = _session("I like tennis. I'd like to learn to serve better.")
     items = [{"kind": "preference", "text": "likes tennis", "source_text": "I like tennis."}]
     out = MemoryManager(store, CannedChatModel(items), encoder).process(session)
     assert out.user_id and "likes tennis" in {f.text for f in store.list_facts(out.user_id)}
