@@ -80,6 +80,23 @@ class ScriptedASR:
         return LINE
 
 
+def _agent(store: SQLiteStore, transcriber: ScriptedASR) -> EgoMem:
+    """The agent over mocked perception (energy VAD, scripted ASR); the trigger is set by the caller."""
+    config = Config()
+    encoder = default_encoder()
+    parts = Components(
+        store=store,
+        retrieval=RetrievalProcess(store, encoder=encoder, config=config.retrieval),
+        model=TemplateResponder(),
+        transcriber=transcriber,
+        trigger=None,  # type: ignore[arg-type]
+        sessions=sessions,
+        manager=MemoryManager(store, RulesProvider(), encoder, config.memory),
+        vad=EnergyVAD(),  # type: ignore[arg-type]
+    )
+    return EgoMem(config, parts)
+
+
 def _run(
     store: SQLiteStore, speech: list[tuple[float, float]], duration: float, trigger: list[tuple[float, float]]
 ) -> tuple[list[float], RunResult]:
@@ -88,20 +105,8 @@ def _run(
     for a, b in speech:
         i, j = round(a * SAMPLE_RATE), round(b * SAMPLE_RATE)
         listen[i:j] = (0.1 * rng.standard_normal(j - i)).astype(np.float32)
-    config = Config()
-    encoder = default_encoder()
-    parts = Components(
-        store=store,
-        retrieval=RetrievalProcess(store, encoder=encoder, config=config.retrieval),
-        model=TemplateResponder(),
-        transcriber=ScriptedASR(),
-        trigger=None,  # type: ignore[arg-type]  # set below: it reads the agent's clock
-        sessions=sessions,
-        manager=MemoryManager(store, RulesProvider(), encoder, config.memory),
-        vad=EnergyVAD(),  # type: ignore[arg-type]
-    )
-    agent = EgoMem(config, parts)
-    parts.trigger = ScheduledTrigger(trigger, lambda: agent.buffer.now_s)
+    agent = _agent(store, ScriptedASR())
+    agent.parts.trigger = ScheduledTrigger(trigger, lambda: agent.buffer.now_s)
     closed_at: list[float] = []  # stream time of the memory round that closed each session
     finish = agent._finish_session
 
@@ -166,19 +171,7 @@ def test_a_turn_being_transcribed_is_still_pending_speech(store: SQLiteStore) ->
             seen.append((agent._speech_pending_since(), len(agent._heard)))
             return super().transcribe(audio)
 
-    config = Config()
-    encoder = default_encoder()
-    parts = Components(
-        store=store,
-        retrieval=RetrievalProcess(store, encoder=encoder, config=config.retrieval),
-        model=TemplateResponder(),
-        transcriber=WatchingASR(),
-        trigger=None,  # type: ignore[arg-type]  # no memory round is reached in 6 s
-        sessions=sessions,
-        manager=MemoryManager(store, RulesProvider(), encoder, config.memory),
-        vad=EnergyVAD(),  # type: ignore[arg-type]
-    )
-    agent = EgoMem(config, parts)
+    agent = _agent(store, WatchingASR())  # no memory round is reached in 6 s: no trigger needed
     agent_box.append(agent)
     listen = np.zeros(6 * SAMPLE_RATE, np.float32)
     listen[SAMPLE_RATE : 3 * SAMPLE_RATE] = 0.1 * np.random.default_rng(0).standard_normal(2 * SAMPLE_RATE)
