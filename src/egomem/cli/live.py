@@ -79,6 +79,7 @@ def live(
             lockstep=False,
             quiet=quiet,
             json_path=json_path,
+            command="live",  # consent: `ask` unless [privacy] consent says otherwise
         )
     finally:
         signal.signal(signal.SIGINT, previous)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from egomem.memory.config import MemoryConfig
 from egomem.memory.strength import strength
 from egomem.memory.updater import Encoder
-from egomem.schemas import Fact, FactKind
+from egomem.schemas import Fact, FactKind, Sensitivity
 from egomem.store.base import MemoryStore
 
 RUNNING_PREFIX = "Earlier sessions: "
@@ -79,6 +79,8 @@ def _merge_duplicates(store: MemoryStore, user_id: str, encoder: Encoder, config
                 importance=max(f.importance for f in group),
                 use_count=sum(f.use_count for f in group),
                 last_used=max((f.last_used for f in group if f.last_used is not None), default=None),
+                # The merged fact is as private as the most private of the facts it merges.
+                sensitivity=next((f.sensitivity for f in group if f.sensitivity != Sensitivity.NONE), Sensitivity.NONE),
             )
             texts = "; ".join(f.text for f in group[1:])
             # The survivor holds the group's evidence: its support is the sum of theirs.

@@ -29,6 +29,7 @@ from egomem.memory.items import ExtractedItem, SessionText, Turn, UpdatePlan
 from egomem.memory.social import adopt_name, link_relation
 from egomem.memory.truecase import truecase
 from egomem.memory.updater import Applied, Encoder, MemoryUpdater
+from egomem.privacy.sensitivity import asks_privacy
 from egomem.schemas import Episode, Modality
 from egomem.store.base import MemoryStore
 
@@ -202,8 +203,16 @@ class MemoryManager:
         for it in extracted.items:
             if it.kind == "name":
                 notes.append(adopt_name(self.store, user_id, it.text, cause=cause))
+        # "Keep that between us" anywhere in the person's turns: the session's facts are private.
+        private = any(t.speaker == "user" and asks_privacy(t.text) for t in session.turns)
         applied = self.updater.apply(
-            user_id, extracted.items, plan, episode_id=session.episode_id, at=session.start, cause=cause
+            user_id,
+            extracted.items,
+            plan,
+            episode_id=session.episode_id,
+            at=session.start,
+            cause=cause,
+            private=private,
         )
         for it in extracted.items:
             if it.kind == "relation":

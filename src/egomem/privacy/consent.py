@@ -35,6 +35,11 @@ def default_policy(command: str) -> ConsentPolicy:
     return ConsentPolicy.IMPLICIT if command in OWNED_RECORDING_COMMANDS else ConsentPolicy.ASK
 
 
+def resolve_policy(configured: str | None, command: str) -> ConsentPolicy:
+    """`[privacy] consent` when set, else the command's default."""
+    return ConsentPolicy(configured) if configured else default_policy(command)
+
+
 QUESTION = (
     "Hello, I don't think we've met. May I remember your face and voice so I can recognise you next time? "
     "You can say yes, no, or ask me later."

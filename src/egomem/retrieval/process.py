@@ -137,10 +137,14 @@ class RetrievalProcess:
             raise InputError(f"k must be >= 0, got {k}")
         with self._lock:
             user = self._addressee or self.tracker.current
+            current = self.tracker.current
         at = self.clock()
         if user is None or not (rel or kws):
             return MemChunk(level=2, user_id=user, at=at)
-        hits = rank_candidates(candidates_for(self.store, user), rel, kws, self.index, k)
+        # Who else can hear the answer: sensitive facts stay out while anyone does.
+        present = [p for p in (*self.others_present(at), current) if p is not None and p != user]
+        cands = candidates_for(self.store, user, others_present=present)
+        hits = rank_candidates(cands, rel, kws, self.index, k)
         chunk = render_level2(hits, self.tokens, self.config.level2_budget_tokens, user)
         chunk = chunk.model_copy(update={"at": at})
         with self._lock:

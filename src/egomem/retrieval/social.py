@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from egomem.errors import NotFoundError
+from egomem.privacy.sensitivity import may_recall
 from egomem.relations import GENDER_OF_WORD, inverse_relation, relation_terms
 from egomem.retrieval.dense import EmbeddingCache
 from egomem.retrieval.lexical import BM25Index
@@ -46,8 +47,12 @@ class Candidate:
         return f"{self.head}: {self.text}" if self.text else self.head
 
 
-def candidates_for(store: MemoryStore, user_id: str) -> list[Candidate]:
-    """Every (person, relation, item) document around `user_id` (empty if none or unknown)."""
+def candidates_for(
+    store: MemoryStore, user_id: str, *, others_present: Sequence[str] = (), admin: bool = False
+) -> list[Candidate]:
+    """Every (person, relation, item) document around `user_id` (empty if none or unknown). Another
+    person's sensitive facts are left out (egomem.privacy.sensitivity.may_recall: only their owner or
+    an admin hears them, and nobody while someone else is present)."""
     try:
         store.get_user(user_id)
     except NotFoundError:
@@ -75,7 +80,12 @@ def candidates_for(store: MemoryStore, user_id: str) -> list[Candidate]:
             else:
                 # What a person is like, not what was said when: a session summary would
                 # out-score the one fact a question is about (it repeats every keyword).
-                facts = [f for f in store.list_facts(other_id) if f.kind != FactKind.SUMMARY]
+                facts = [
+                    f
+                    for f in store.list_facts(other_id)
+                    if f.kind != FactKind.SUMMARY
+                    and may_recall(f.sensitivity, other_id, user_id, others_present=others_present, admin=admin)
+                ]
         if not facts:
             out.append(Candidate(name, relation, "", other_id, terms=terms))
         out.extend(Candidate(name, relation, " ".join(f.text.split()), other_id, f.id, terms) for f in facts)
