@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from tests.store.conftest import all_rows_text
 
 from egomem.errors import StoreError
 from egomem.schemas import ConsentEvent, Fact, Sensitivity
 from egomem.store.base import MemoryStore
-from tests.store.conftest import all_rows_text
 
 
 def test_sensitivity_is_stored_and_overridable(store: MemoryStore) -> None:

@@ -9,9 +9,11 @@ forget people?" is a question; "can you forget me?" is a request).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from egomem.privacy._text import REPORTING, is_joke, normalise, without_quotes
+from egomem.schemas import Fact
 
 _ME = r"(?:me|everything about me|all about me|all my data|my data|everything you know about me|who i am|i was here)"
 _ERASE = r"(?:forget|delete|erase|remove|wipe|purge)"
@@ -73,3 +75,8 @@ def mentions(text: str, topic: str) -> bool:
         return False
     words = re.findall(r"[a-z0-9]+", normalise(text))
     return all(any(w.startswith(t) or (t.startswith(w) and len(w) > 3) for w in words) for t in terms)
+
+
+def facts_about(facts: Sequence[Fact], topic: str) -> list[str]:
+    """Ids of the facts (current and superseded: pass the history too) that are about `topic`."""
+    return [f.id for f in facts if mentions(f.text, topic)]

@@ -30,7 +30,7 @@ from egomem.config import AskConfig, Config
 from egomem.errors import ConfigError, EgomemError, InputError, NotFoundError
 from egomem.llm import create_provider
 from egomem.llm.base import LLMError, LLMProvider
-from egomem.privacy.sensitivity import may_recall
+from egomem.privacy.sensitivity import decide, may_recall
 from egomem.providers import BuildContext
 from egomem.retrieval.ask_grounding import best_evidence, grounded, names_assistant
 from egomem.retrieval.ask_people import People, resolve_people, search_text
@@ -48,7 +48,7 @@ from egomem.retrieval.lexical import analyze
 from egomem.retrieval.search import TurnCorpus, search_facts, speaker_user
 from egomem.retrieval.search_config import RECIPES, SearchConfig, SearchFilters, TurnSearch
 from egomem.retrieval.timex import asks_time, find_time, iso, mentions_time
-from egomem.schemas import Episode, Fact
+from egomem.schemas import Episode, Fact, Sensitivity
 from egomem.store.base import MemoryStore
 
 MAX_QUESTION_CHARS = 1000
@@ -327,6 +327,8 @@ class Asker:
             if window is not None and not _overlaps(ep.start, ep.end, window):
                 continue
             person_id, person = _who_said(self.store, ep, u.speaker, names)
+            if not self._may_quote(u.text, person_id, ep.participants):
+                continue
             out.append(
                 EvidenceItem(
                     kind="turn" if u.turn_index is not None else "summary",
@@ -381,6 +383,15 @@ class Asker:
                 )
             )
         return out
+
+    def _may_quote(self, text: str, person_id: str | None, participants: list[str]) -> bool:
+        """A turn's words are another person's sensitive words when they would be a sensitive fact: only
+        the person who said them (or whose episode it is, when the speaker is unknown) or an admin hears them."""
+        listener, admin = self._listener
+        if admin or decide(text, text) == Sensitivity.NONE:
+            return True
+        owner = person_id or (participants[0] if len(participants) == 1 else None)
+        return owner is not None and owner == listener
 
     def _facts_of(self, user_id: str, as_of: float | None) -> list[Fact]:
         """The facts the asker may hear: another person's sensitive facts only for an admin."""

@@ -17,7 +17,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 
 from egomem.config import RetrievalConfig
-from egomem.errors import EgomemError, InputError
+from egomem.errors import EgomemError, InputError, NotFoundError
 from egomem.identity.types import Identification, Identifier, IdentityStatus
 from egomem.retrieval.dense import EmbeddingCache
 from egomem.retrieval.encoder import TextEncoder, default_encoder
@@ -203,6 +203,8 @@ class RetrievalProcess:
         if changed is not None:
             try:
                 self.store.touch_user(changed, at)
+            except NotFoundError:
+                pass  # a visitor held in memory only (identity.consent_gate): nothing of them is stored
             except EgomemError:
                 log.warning("could not record last_seen", exc_info=True)
         self.events.emit(MemChunkUpdated.of(level1))

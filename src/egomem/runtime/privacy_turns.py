@@ -23,7 +23,7 @@ from egomem.identity.identifier import PersonIdentifier
 from egomem.identity.types import Identification, IdentityStatus
 from egomem.privacy.consent import WITHDRAWN, ConsentDialog, ConsentPolicy, ConsentState, is_withdrawal
 from egomem.privacy.erase import CONFIRM_LINE, REFUSE_LINE, EraseVerdict, Speaker, may_erase
-from egomem.privacy.forget import ForgetRequest, mentions, read_forget_request
+from egomem.privacy.forget import ForgetRequest, facts_about, read_forget_request
 from egomem.schemas import ConsentEvent, DeletionReport
 from egomem.store.base import MemoryStore
 
@@ -171,7 +171,7 @@ class PrivacyTurns:
         return Handled(deleted_line(report), f"forget: purged {target}")
 
     def _forget_topic(self, target: str, topic: str) -> Handled:
-        ids = [f.id for f in self.store.list_facts(target, include_history=True) if mentions(f.text, topic)]
+        ids = facts_about(self.store.list_facts(target, include_history=True), topic)
         if not ids:
             return Handled(f"I don't have anything about {topic} from you.", "forget topic: nothing matched")
         n = self.store.forget_facts(target, ids, cause="forget a topic (by voice, verified by face and voice)")
