@@ -126,10 +126,8 @@ class _Run:
         self.said: list[str] = []
         self.retrieval.subscribe(self._on_chunk)
         self.manager = MemoryManager(store, RulesProvider(), text, config.memory, update_provider=RulesProvider())
-        self.chunks: list[tuple[int, str, tuple[str, ...]]] = []  # (level, text, others present)
 
     def _on_chunk(self, ev: Any) -> None:
-        self.chunks.append((ev.level, ev.text, self.retrieval.others_present(self.t)))
         if ev.level == 1:
             line = self.privacy.on_person(self.retrieval.current_user())
             if line is not None:

@@ -171,6 +171,3 @@ class ConsentDialog:
         }[reply]
         self._states[asked] = state
         return ConsentDecision(asked, state, event, say, text)
-
-    def forget(self, person: str) -> None:
-        self._states.pop(person, None)
