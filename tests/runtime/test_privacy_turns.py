@@ -14,7 +14,7 @@ from egomem.config import Config
 from egomem.identity.consent_gate import ConsentGate
 from egomem.identity.identifier import PersonIdentifier
 from egomem.identity.types import FaceObservation, Identification, IdentityStatus, VoiceObservation
-from egomem.privacy.consent import QUESTION, WRONG_PERSON, ConsentPolicy
+from egomem.privacy.consent import NOTICE, QUESTION, WRONG_PERSON, ConsentPolicy
 from egomem.privacy.erase import CONFIRM_LINE, REFUSE_LINE
 from egomem.runtime.privacy_turns import UNKNOWN, PrivacyTurns
 from egomem.schemas import Fact
@@ -131,3 +131,18 @@ def test_withdrawal_deletes_the_prints_and_keeps_the_facts(store: SQLiteStore) -
     done = turns.on_turn("Please stop recognising me.", uid, None)
     assert done is not None and store.list_keys() == [] and len(store.list_facts(uid)) == 2
     assert [e.kind for e in store.consent_events(uid)] == ["withdrawal"]
+
+
+def test_notice_enrols_at_once_and_says_so_once(store: SQLiteStore) -> None:
+    turns = _turns(store, ConsentPolicy.NOTICE)
+    uid = turns.gate.enroll_new(_new(A_FIRST))
+    assert not turns.gate.is_pending(uid) and len(store.list_keys(user_id=uid)) == 2
+    assert turns.on_person(uid) == NOTICE and turns.on_person(uid) is None
+    assert [e.kind for e in store.consent_events(uid)] == ["notice"]
+
+
+def test_implicit_enrols_at_once_and_says_nothing(store: SQLiteStore) -> None:
+    turns = _turns(store, ConsentPolicy.IMPLICIT)
+    uid = turns.gate.enroll_new(_new(A_FIRST))
+    assert len(store.list_keys(user_id=uid)) == 2 and turns.on_person(uid) is None
+    assert store.consent_events(uid) == []
