@@ -222,14 +222,15 @@ def _scenario(run: _Run) -> list[Check]:
     check("sensitivity decided at extraction", len(sensitive) >= 2, "; ".join(sensitive))
     run.see("Anna", which=1)
     alone = run.retrieval.level1_chunk().text
+    level2_alone = run.retrieval.retrieve(["brother"], ["allergic", "peanuts"]).text
     run.retrieval.heard_speaker(dan, run.t)  # Dan speaks: a second person is present
     with_dan = run.retrieval.level1_chunk().text
     level2 = run.retrieval.retrieve(["brother"], ["allergic", "peanuts"]).text
     leaked = [s for s in sensitive if s in with_dan or s in level2]
     check(
         "no sensitive fact in Level 1/2 while a second person is present",
-        "penicillin" in alone and not leaked and "gardening" in with_dan,
-        f"leaked: {leaked}" if leaked else "Level 1 alone holds it; with Dan present it is left out",
+        "penicillin" in alone and "peanuts" in level2_alone and not leaked and "gardening" in with_dan,
+        f"leaked: {leaked}" if leaked else "Level 1 and Level 2 hold them with nobody else there; with Dan, not",
     )
     asker = Asker(run.store, EmbeddingCache(run.text), AskConfig(llm=False), None)
     by_anna = " ".join(it.quote for it in asker.ask("What is Dan allergic to?", user_id=anna).evidence)

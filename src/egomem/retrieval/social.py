@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from egomem.errors import NotFoundError
-from egomem.privacy.sensitivity import may_recall
+from egomem.privacy.sensitivity import is_sensitive
 from egomem.relations import GENDER_OF_WORD, inverse_relation, relation_terms
 from egomem.retrieval.dense import EmbeddingCache
 from egomem.retrieval.lexical import BM25Index
@@ -47,12 +47,9 @@ class Candidate:
         return f"{self.head}: {self.text}" if self.text else self.head
 
 
-def candidates_for(
-    store: MemoryStore, user_id: str, *, others_present: Sequence[str] = (), admin: bool = False
-) -> list[Candidate]:
-    """Every (person, relation, item) document around `user_id` (empty if none or unknown). Another
-    person's sensitive facts are left out (egomem.privacy.sensitivity.may_recall: only their owner or
-    an admin hears them, and nobody while someone else is present)."""
+def candidates_for(store: MemoryStore, user_id: str, *, others_present: Sequence[str] = ()) -> list[Candidate]:
+    """Every (person, relation, item) document around `user_id` (empty if none or unknown). Sensitive
+    facts are left out while anyone but the user is present (`others_present`): the robot speaks aloud."""
     try:
         store.get_user(user_id)
     except NotFoundError:
@@ -83,8 +80,7 @@ def candidates_for(
                 facts = [
                     f
                     for f in store.list_facts(other_id)
-                    if f.kind != FactKind.SUMMARY
-                    and may_recall(f.sensitivity, other_id, user_id, others_present=others_present, admin=admin)
+                    if f.kind != FactKind.SUMMARY and not (is_sensitive(f.sensitivity) and others_present)
                 ]
         if not facts:
             out.append(Candidate(name, relation, "", other_id, terms=terms))
