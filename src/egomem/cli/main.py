@@ -385,6 +385,10 @@ from egomem.cli.eval import eval_group as _eval_group  # noqa: E402
 
 cli.add_command(_eval_group)
 
+from egomem.cli.consolidate import consolidate as _consolidate_command  # noqa: E402
+
+cli.add_command(_consolidate_command)
+
 
 def main(argv: list[str] | None = None) -> None:
     try:
