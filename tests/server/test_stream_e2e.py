@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from fastapi import FastAPI
 
 from egomem.config import load_config
 from egomem.runtime.demo import ASSETS, memory_snapshot
@@ -17,6 +18,8 @@ from egomem.server.tenants import TenantRegistry
 from egomem.stream.sources import read_recording
 
 from .conftest import live_app
+
+APPS: list[FastAPI] = []  # the server fixture's app, for tests that look at its state
 
 
 @pytest.fixture(scope="module")
@@ -28,6 +31,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str,
     _, key = reg.create("home")
     app = create_app(cfg, reg)
     app.state.models.load_all()  # as `egomem serve` does before devices connect
+    APPS[:] = [app]
     with live_app(app) as port:
         yield f"ws://127.0.0.1:{port}", key, reg
     reg.close()
@@ -123,3 +127,15 @@ def test_client_disconnect_mid_session_keeps_memory(server: tuple[str, str, Tena
     while time.time() < deadline and len(reg.store("home").list_episodes()) == before:
         time.sleep(0.5)
     assert len(reg.store("home").list_episodes()) == before + 1  # the finished session was written
+
+
+def test_a_streaming_device_keeps_its_tenant_awake(server: tuple[str, str, TenantRegistry]) -> None:
+    """Every event of a device's session reaches the tenant's sleep-time schedule (server/sleep.py):
+    no consolidation starts while the device talks."""
+    url, key, _ = server
+    sleep = APPS[0].state.sleep.of("home")
+    assert sleep is not None
+    before = sleep.last_activity
+    events = stream_recording(url, key, read_recording(ASSETS / "day1.mp4"), realtime=False)
+    assert events[-1]["type"] == "done" and sleep.last_activity > before
+    assert not sleep.idle() and sleep.reports == []
