@@ -1,5 +1,5 @@
 """`egomem live` runs sleep-time work while the device idles: a real `egomem live` on a silent
-virtual microphone folds the store's old summaries and fades its weak facts."""
+virtual microphone folds the store's old summaries, fades its weak facts and deletes expired keys."""
 
 from __future__ import annotations
 
@@ -9,9 +9,12 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+import sqlalchemy as sa
+
 from egomem.memory.consolidate import RUNNING_PREFIX
 from egomem.memory.strength import DAY_S
-from egomem.schemas import Fact, FactKind
+from egomem.schemas import Fact, FactKind, Modality
 from egomem.store.sqlite import SQLiteStore
 
 OLD = time.time() - 100 * DAY_S
@@ -24,6 +27,12 @@ def test_live_consolidates_while_nobody_talks(tmp_path: Path) -> None:
         text = f"On day {d}, Ana talked with the assistant. Ana: topic number {d}."
         s.add_fact(Fact(user_id=ana, kind=FactKind.SUMMARY, text=text, valid_from=OLD + d * DAY_S))
     s.add_fact(Fact(user_id=ana, text="went to a concert once", valid_from=OLD, importance=0.0))
+    bob = s.create_user("Bob").id  # enrolled by voice 4 years ago, never seen since
+    s.add_key(bob, Modality.VOICE, np.ones(256), "resemblyzer")
+    s.db.execute(sa.text("UPDATE identity_keys SET created_at = :t"), {"t": time.time() - 4 * 365 * DAY_S})
+    s.db.execute(
+        sa.text("UPDATE users SET created_at = :t WHERE id = :u"), {"t": time.time() - 4 * 365 * DAY_S, "u": bob}
+    )
     s.close()
     env = {
         **os.environ,
@@ -49,4 +58,5 @@ def test_live_consolidates_while_nobody_talks(tmp_path: Path) -> None:
     assert len(summaries) == 3 and sum(x.text.startswith(RUNNING_PREFIX) for x in summaries) == 1
     assert s.list_facts(ana, kinds=[FactKind.FACT]) == []
     assert any(h.cause == "consolidate: folded into running summary" for h in s.history(ana))
+    assert s.list_keys() == [] and s.get_user(bob).name == "Bob"  # the biometrics expired, not the person
     s.close()

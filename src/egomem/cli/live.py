@@ -23,12 +23,20 @@ class _CliContext(Protocol):
 
 
 def live_sleep(config: Config, store: MemoryStore) -> SleepScheduler | None:
-    """Sleep-time work while the device idles (memory/sleep_time.py), ticking in a thread; None when off."""
+    """Sleep-time work while the device idles (memory/sleep_time.py), ticking in a thread; None when off.
+
+    Expired keys are deleted once before the agent starts too: the identifier loads the keys into
+    its in-process index when it is built, so keys a later pass deletes stop being recognised only
+    at the next start (the store has them deleted at once)."""
+    import time
+
+    from egomem.memory import retention
     from egomem.memory.sleep_time import scheduler_for
     from egomem.retrieval.encoder import default_encoder
 
     sleep = scheduler_for(store, default_encoder, config)
     if sleep is not None:
+        retention.apply(store, config.retention, now=time.time())
         sleep.start()
     return sleep
 
