@@ -5,14 +5,17 @@ delete (history row, pgvector column gone with the row); facts stay; a dry run c
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import numpy as np
+import pytest
 import sqlalchemy as sa
 
 from egomem.config import RetentionConfig
+from egomem.errors import StoreError
 from egomem.memory import retention
 from egomem.memory.strength import DAY_S
-from egomem.schemas import Fact, Modality
+from egomem.schemas import Fact, FactKind, Modality
 from egomem.store.base import MemoryStore
 
 from .conftest import StoreFactory
@@ -70,3 +73,43 @@ def test_no_limits_keep_every_key(store_factory: StoreFactory) -> None:
     cfg = RetentionConfig(face_keys_days=None, voice_keys_days=None)
     assert retention.apply(store, cfg, now=time.time() + 50 * YEAR).expired == []
     assert len(store.list_keys()) == 3
+
+
+def test_a_sleep_pass_on_each_backend(store_factory: StoreFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The whole pass (consolidation, then retention): a dry run rolls everything back; a real one
+    folds, fades and expires; a pass that fails midway keeps nothing of that person's changes."""
+    from egomem.config import load_config
+    from egomem.memory.sleep_time import sleep_pass
+    from egomem.retrieval.encoder import default_encoder
+
+    store = store_factory()
+    old = enrol(store, "Old", 5)
+    t = time.time()
+    for d in range(4):
+        store.add_fact(
+            Fact(user_id=old, kind=FactKind.SUMMARY, text=f"On day {d}, Old spoke. Topic {d}.", valid_from=t)
+        )
+    env = {"EGOMEM_MEMORY__KEEP_RECENT_SUMMARIES": "1", "EGOMEM_MEMORY__RETENTION_MIN_STRENGTH": "0.05"}
+    cfg = load_config(environ=env)
+    tables = ("facts", "identity_keys", "history")
+    before = {n: sorted(map(repr, store.dump_table(n))) for n in tables}
+    later = t + 4 * YEAR
+    dry = sleep_pass(store, default_encoder(), cfg.memory, cfg.retention, now=later, dry_run=True)
+    assert {n: sorted(map(repr, store.dump_table(n))) for n in tables} == before
+    real_close, calls = store.close_fact, []
+
+    def fail_on_second(*args: Any, **kwargs: Any) -> Fact:  # the connection drops mid-fold
+        calls.append(1)
+        if len(calls) == 2:
+            raise StoreError("lost the connection")
+        return real_close(*args, **kwargs)
+
+    monkeypatch.setattr(store, "close_fact", fail_on_second)
+    with pytest.raises(StoreError):
+        sleep_pass(store, default_encoder(), cfg.memory, cfg.retention, now=later)
+    assert {n: sorted(map(repr, store.dump_table(n))) for n in tables} == before
+    monkeypatch.undo()
+    real = sleep_pass(store, default_encoder(), cfg.memory, cfg.retention, now=later)
+    assert real.consolidated[old].folded == dry.consolidated[old].folded and len(real.consolidated[old].folded) == 3
+    assert real.retention is not None and real.retention.keys == 3 == (dry.retention.keys if dry.retention else 0)
+    assert store.list_keys() == [] and store.list_facts(old, kinds=[FactKind.FACT]) == []
