@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import datetime as dt
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from egomem.config import Config, load_config
 from egomem.memory.consolidate import RUNNING_PREFIX
-from egomem.memory.sleep_time import SleepScheduler, scheduler_for, sleep_pass
+from egomem.memory.sleep_time import SleepReport, SleepScheduler, scheduler_for, sleep_pass
 from egomem.memory.strength import DAY_S
 from egomem.retrieval.encoder import TextEncoder
 from egomem.schemas import Fact, FactKind
@@ -126,6 +127,27 @@ def test_a_pass_stops_between_people_when_the_device_wakes(store: SQLiteStore, e
     assert report.interrupted and list(report.consolidated) == [ana] and report.retention is None
     assert len(store.list_facts(ben, kinds=[FactKind.SUMMARY])) == 6  # untouched, done next time
     assert "stopped early" in report.lines()[-1]
+
+
+def test_an_interrupted_pass_finishes_at_the_next_idle_moment(store: SQLiteStore, encoder: TextEncoder) -> None:
+    ana, ben = remember(store, "Ana"), remember(store, "Ben")
+    clock = Clock()
+    sleep = scheduler(store, encoder, clock, config(keep_recent_summaries=2))
+    real_work, passes = sleep.work, []
+
+    def talked_to_midway(awake: Callable[[], bool]) -> SleepReport:
+        # The first pass hears someone once Ana is done; the second runs undisturbed.
+        passes.append(1)
+        first = len(passes) == 1
+        return real_work(lambda: first and len(store.list_facts(ana, kinds=[FactKind.SUMMARY])) == 3)
+
+    sleep.work = talked_to_midway
+    clock.t += 600
+    first = sleep.tick()
+    assert first is not None and first.interrupted and list(first.consolidated) == [ana]
+    clock.t += 600  # idle again, well within sleep_interval_s
+    second = sleep.tick()
+    assert second is not None and second.consolidated[ben].summaries_folded == 4
 
 
 def test_an_interrupted_pass_leaves_memory_as_it_was(

@@ -157,9 +157,11 @@ class SleepScheduler:
                 log.info("sleep-time: a new day: dropped %d visitor key(s) held in memory", dropped)
             if not self.due():
                 return None
-            started = self.clock()
-            self._last_run = started
+            started, previous = self.clock(), self._last_run
+            self._last_run = started  # a pass that fails waits for the next interval
             report = self.work(lambda: self._woke_since(started))
+            if report.interrupted:  # the rest runs at the next idle moment, not an interval later
+                self._last_run = previous
             self.reports = [*self.reports[-9:], report]
             return report
         finally:

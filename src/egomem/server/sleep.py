@@ -71,8 +71,9 @@ class TenantSleep:
     def stop(self) -> None:
         """Stop the schedule; a pass in progress stops after the person it is on."""
         self._stop.set()
-        with self._lock:
+        with self._lock:  # a stopped scheduler stays stopped: a later start() makes new ones
             schedulers = [s for s in self._schedulers.values() if s is not None]
+            self._schedulers.clear()
         for s in schedulers:
             s.stop()
         if self._thread is not None:
