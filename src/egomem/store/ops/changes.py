@@ -9,6 +9,7 @@ by its `user_id` alone, its vector is never read.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -86,7 +87,10 @@ class Changes:
 def undo(db: Database, rows: list[dict[str, Any]]) -> None:
     """Put every recorded row back as it was (inside the caller's transaction); StoreError, and
     nothing changed once the transaction rolls back, when a row has changed since."""
+    last: dict[str, dict[str, Any]] = {}  # a row changed twice (moved, then deleted) is checked as left
     for change in rows:
+        last[json.dumps([change["table"], change["key"]], sort_keys=True)] = change
+    for change in last.values():
         _check(db, change)
     for change in reversed(rows):
         table, key, before = _table(change["table"]), change["key"], change["before"]
