@@ -174,6 +174,7 @@ class Repair(_Model):
     kind: str  # merge | split
     user_id: str  # merge: the person kept; split: the person split
     other_user_id: str  # merge: the person merged in (and removed); split: the person given the part
+    other_name: str | None = None  # merge: the name of the person merged in (gone from users)
     episodes: list[str] = Field(default_factory=list)  # split: the episodes moved
     moved: dict[str, int] = Field(default_factory=dict)  # rows changed per kind (facts, relations, keys, ...)
     cause: str = ""

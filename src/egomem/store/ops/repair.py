@@ -54,6 +54,7 @@ def _repair(row: RowMapping) -> Repair:
         other_user_id=row["other_user_id"],
         episodes=detail.get("episodes", []),
         moved=detail.get("moved", {}),
+        other_name=detail.get("merged", {}).get("name"),
         cause=row["cause"],
         undone_at=row["undone_at"],
     )
