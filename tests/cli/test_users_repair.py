@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,8 +21,11 @@ class Ran:
     stderr: str
 
 
+Egomem = Callable[..., Ran]
+
+
 @pytest.fixture
-def egomem(capsys: pytest.CaptureFixture[str]):  # type: ignore[no-untyped-def]
+def egomem(capsys: pytest.CaptureFixture[str]) -> Egomem:
     """The CLI's own entry point, in this process (a subprocess per command costs seconds of imports)."""
 
     def run(*args: str, data_dir: Path) -> Ran:
@@ -37,7 +41,7 @@ def egomem(capsys: pytest.CaptureFixture[str]):  # type: ignore[no-untyped-def]
     return run
 
 
-def test_split_undo_merge_and_bad_input(tmp_path: Path, egomem) -> None:  # type: ignore[no-untyped-def]
+def test_split_undo_merge_and_bad_input(tmp_path: Path, egomem: Egomem) -> None:
     s = SQLiteStore(tmp_path / "memory.db")
     ann, bob = s.create_user("Ann"), s.create_user("Bob")
     e1 = s.add_episode(Episode(start=1, end=2, participants=[ann.id], user_transcript="I'm Ann"))
