@@ -286,7 +286,8 @@ class RepairOps:
     def undo(self, repair_id: int, *, cause: str = "") -> Repair:
         """Put back exactly the rows the repair changed; a repair is undone once."""
         with self.db.transaction():
-            row = self.db.first(sa.select(repairs).where(repairs.c.id == int(repair_id)))
+            # FOR UPDATE (PostgreSQL; SQLite's write lock is already held): two undos of one repair queue.
+            row = self.db.first(sa.select(repairs).where(repairs.c.id == int(repair_id)).with_for_update())
             if row is None:
                 raise NotFoundError(f"unknown repair id {repair_id!r}")
             if row["undone_at"] is not None:
