@@ -113,3 +113,24 @@ def test_a_sleep_pass_on_each_backend(store_factory: StoreFactory, monkeypatch: 
     assert real.consolidated[old].folded == dry.consolidated[old].folded and len(real.consolidated[old].folded) == 3
     assert real.retention is not None and real.retention.keys == 3 == (dry.retention.keys if dry.retention else 0)
     assert store.list_keys() == [] and store.list_facts(old, kinds=[FactKind.FACT]) == []
+
+
+def test_two_workers_never_consolidate_one_person_at_once(store_factory: StoreFactory, backend: str) -> None:
+    """A fleet's workers each run the schedule: while one consolidates a person, another skips them."""
+    from egomem.config import load_config
+    from egomem.memory.consolidate import consolidate
+    from egomem.retrieval.encoder import default_encoder
+
+    if backend != "postgres":
+        pytest.skip("SQLite: the write transaction (BEGIN IMMEDIATE) already makes the second process wait")
+    one, other = store_factory(), store_factory()
+    ana = one.create_user("Ana").id
+    for d in range(4):
+        one.add_fact(Fact(user_id=ana, kind=FactKind.SUMMARY, text=f"On day {d}, Ana spoke. Topic {d}."))
+    cfg = load_config(environ={"EGOMEM_MEMORY__KEEP_RECENT_SUMMARIES": "1"}).memory
+    with one.transaction():
+        assert one.try_lock(f"consolidate:{ana}")
+        busy = consolidate(other, ana, default_encoder(), cfg, now=time.time())
+    assert busy.skipped and not busy.changed and len(other.list_facts(ana, kinds=[FactKind.SUMMARY])) == 4
+    done = consolidate(other, ana, default_encoder(), cfg, now=time.time())  # the lock went with the transaction
+    assert not done.skipped and done.summaries_folded == 3

@@ -10,9 +10,10 @@
    summary, which holds the older ones). Without that policy nothing is ever removed by decay.
 
 One person's pass is one transaction: interrupted (an error, a crash, a lost connection), it
-leaves that person's memory as it was. A dry run does the same work and rolls it back, so
-its report is exactly what a real pass would do. The product runs this as sleep-time work
-(memory/sleep_time.py) and `egomem consolidate` runs it by hand.
+leaves that person's memory as it was. It holds that person's consolidation lock, so two workers
+of a fleet never consolidate one person at once (the second skips them). A dry run does the same
+work and rolls it back, so its report is exactly what a real pass would do. The product runs this
+as sleep-time work (memory/sleep_time.py) and `egomem consolidate` runs it by hand.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ class ConsolidationReport:
     merges: list[str] = field(default_factory=list)
     folded: list[str] = field(default_factory=list)
     faded: list[tuple[str, float]] = field(default_factory=list)
+    skipped: bool = False  # another worker held this person's consolidation lock
 
     @property
     def changed(self) -> bool:
@@ -59,6 +61,10 @@ def consolidate(
     report = ConsolidationReport()
     try:
         with store.transaction():
+            if not store.try_lock(f"consolidate:{user_id}"):
+                # Another worker of the fleet is consolidating this person right now: theirs stands.
+                report.skipped = True
+                return report
             report.merged = _merge_duplicates(store, user_id, encoder, config, now, report.merges)
             report.summaries_folded = _fold_summaries(store, user_id, config, now, report.folded)
             if config.retention_min_strength is not None:

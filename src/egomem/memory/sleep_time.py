@@ -49,6 +49,8 @@ class SleepReport:
         out: list[str] = []
         for user_id, rep in self.consolidated.items():
             who = name_of(user_id)
+            if rep.skipped:
+                out.append(f"{who}: skipped (another worker is consolidating them)")
             out += [f"{who}: {would}merge {m}" for m in rep.merges]
             out += [f"{who}: {would}fold summary {s!r}" for s in rep.folded]
             out += [f"{who}: {would}fade (delete) {t!r}, strength {s:.3f}" for t, s in rep.faded]
