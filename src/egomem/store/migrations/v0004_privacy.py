@@ -1,4 +1,4 @@
-"""Schema version 3 (privacy): a sensitivity on every fact, and the consent events.
+"""Schema version 4 (privacy): a sensitivity on every fact, and the consent events.
 
 Frozen once released (see v0001). `facts.sensitivity` is 'none' for every existing fact
 (what was learnt before this schema was never classified; `egomem people sensitivity`
@@ -11,7 +11,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic.operations import Operations
 
-VERSION = 3
+VERSION = 4
 
 _REAL = sa.DOUBLE_PRECISION
 _ROW_ID = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
