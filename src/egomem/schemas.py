@@ -6,12 +6,13 @@ Unix seconds (float) so that recorded streams and live clocks mix freely.
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 
 def new_id(prefix: str) -> str:
@@ -32,6 +33,16 @@ class FactKind(StrEnum):
     PREFERENCE = "preference"
     SUMMARY = "summary"
     PERSONA = "persona"
+
+
+class Sensitivity(StrEnum):
+    """How private a fact is (egomem.privacy.sensitivity): decided at extraction, overridable."""
+
+    NONE = "none"
+    HEALTH = "health"
+    MONEY = "money"
+    RELATIONSHIP = "relationship"
+    PRIVATE = "private"  # the person asked to keep it between us
 
 
 class Op(StrEnum):
@@ -68,7 +79,28 @@ class IdentityKey(_Model):
     condition: str = ""  # free tag: e.g. "clean", "noisy", "profile-left"
 
 
-class Fact(_Model):
+def turns_from_db(v: object) -> object:
+    """`source_turns` as the store keeps it (JSON text) or as given (a list)."""
+    return json.loads(v) if isinstance(v, str) else v
+
+
+def turns_to_db(turns: list[list[float]] | None) -> str | None:
+    return None if turns is None else json.dumps(turns)
+
+
+class Provenance(_Model):
+    """Where a fact or relation came from, beyond its episode: the user turns it was said in
+    ([start, end] stream seconds) and the identity decision that put it on its person (the
+    status and its fused calibrated LLR; None: not recorded, e.g. an API edit or older memory)."""
+
+    source_turns: list[list[float]] | None = None
+    identity_status: str | None = None
+    identity_llr: float | None = None
+
+    _turns = field_validator("source_turns", mode="before")(turns_from_db)
+
+
+class Fact(Provenance):
     id: str = Field(default_factory=lambda: new_id("f"))
     user_id: str
     kind: FactKind = FactKind.FACT
@@ -86,13 +118,16 @@ class Fact(_Model):
     # Evidence weight (M3-Agent's edge weight): 1 when learnt, +1 per later episode that
     # confirms it, -1 for the one that contradicts it; the episodes are in `Evidence`.
     support: int = 1
+    # Sensitive facts stay out of Level 1/2 while someone else is present, and out of another
+    # person's `ask` (egomem.privacy.sensitivity.may_recall).
+    sensitivity: Sensitivity = Sensitivity.NONE
 
     @property
     def is_current(self) -> bool:
         return self.valid_to is None
 
 
-class Relation(_Model):
+class Relation(Provenance):
     """(subject) -[relation]-> (object): the object is a known user or a bare name."""
 
     id: str = Field(default_factory=lambda: new_id("r"))
@@ -144,6 +179,21 @@ class HistoryEntry(_Model):
     cause: str = ""
 
 
+class Repair(_Model):
+    """One merge or split of people (store/ops/repair.py), undoable while nothing it changed has changed since."""
+
+    id: int
+    at: float
+    kind: str  # merge | split
+    user_id: str  # merge: the person kept; split: the person split
+    other_user_id: str  # merge: the person merged in (and removed); split: the person given the part
+    other_name: str | None = None  # merge: the name of the person merged in (gone from users)
+    episodes: list[str] = Field(default_factory=list)  # split: the episodes moved
+    moved: dict[str, int] = Field(default_factory=dict)  # rows changed per kind (facts, relations, keys, ...)
+    cause: str = ""
+    undone_at: float | None = None
+
+
 class MemChunk(_Model):
     """Text handed to the dialog model. Level 1: the current user's profile
     (<= 512 tokens); level 2: facts about people the user knows (<= 256 tokens)."""
@@ -153,6 +203,18 @@ class MemChunk(_Model):
     tokens: int = 0
     user_id: str | None = None
     at: float = Field(default_factory=now)
+
+
+class ConsentEvent(_Model):
+    """A consent decision with its time and evidence (the words of the turn). `user_id` None: a
+    refusal or deferral by someone never enrolled (nothing that could recognise them is kept)."""
+
+    id: int | None = None
+    user_id: str | None = None
+    kind: str  # consent | refusal | deferral | withdrawal | notice
+    policy: str  # ask | notice | implicit
+    at: float = Field(default_factory=now)
+    evidence: str = ""
 
 
 class DeletionReport(_Model):

@@ -15,6 +15,7 @@ from egomem.config import Config, load_config
 from egomem.errors import EgomemError, InputError
 from egomem.providers import DEFAULTS, FALLBACKS
 from egomem.registry import ALL as ALL_REGISTRIES
+from egomem.schemas import Sensitivity
 from egomem.store import MemoryStore, open_store
 
 
@@ -91,11 +92,15 @@ def users_show(c: Context, user_id: str) -> None:
         keys = store.list_keys(user_id=u.id)
         click.echo(
             f"keys:  {sum(k.modality == 'face' for k in keys)} face, {sum(k.modality == 'voice' for k in keys)} voice"
+            + (f" (ids {', '.join(str(k.id) for k in keys)})" if keys else "")
         )
         for f in store.list_facts(u.id):
-            click.echo(f"  [{f.kind}] {f.text}  (conf {f.confidence:.2f}, from {f.source_episode or '-'})")
+            decided = f", {f.identity_status} LLR {f.identity_llr:.2f}" if f.identity_llr is not None else ""
+            click.echo(f"  [{f.kind}] {f.text}  (conf {f.confidence:.2f}, from {f.source_episode or '-'}{decided})")
         for r in store.list_relations(u.id):
             click.echo(f"  rel: {_edge(store, r.subject_id, r.relation, r.object_id, r.object_name)}")
+        for e in store.list_episodes(u.id):  # what `users split --episode` names
+            click.echo(f"  episode {e.id}: {e.summary or e.user_transcript[:60] or '(no transcript)'}")
     finally:
         store.close()
 
@@ -133,6 +138,41 @@ def users_delete(c: Context, user_id: str, yes: bool) -> None:
         report = store.delete_user(user_id, cause="cli delete")
         parts = ", ".join(f"{v} {k}" for k, v in report.removed.items())
         click.echo(f"deleted {user_id}: {parts}")
+    finally:
+        store.close()
+
+
+@users.command("forget")
+@click.argument("user_id")
+@click.argument("topic")
+@pass_ctx
+def users_forget(c: Context, user_id: str, topic: str) -> None:
+    """Forget what a person said about TOPIC: the matching facts go, with their history."""
+    from egomem.privacy.forget import facts_about
+
+    if not topic.strip():
+        raise InputError("give the topic to forget (to forget the whole person: users delete)")
+    store = c.store()
+    try:
+        ids = facts_about(store.list_facts(user_id, include_history=True), topic)
+        if not ids:
+            store.get_user(user_id)
+        n = store.forget_facts(user_id, ids, cause="cli forget a topic")
+        click.echo(f"forgot {n} fact(s) of {user_id} about {topic!r}")
+    finally:
+        store.close()
+
+
+@users.command("sensitivity")
+@click.argument("fact_id")
+@click.argument("level", type=click.Choice([s.value for s in Sensitivity]))
+@pass_ctx
+def users_sensitivity(c: Context, fact_id: str, level: str) -> None:
+    """Override a fact's sensitivity (none, health, money, relationship, private)."""
+    store = c.store()
+    try:
+        f = store.set_fact_sensitivity(fact_id, Sensitivity(level), cause="cli sensitivity override")
+        click.echo(f"{f.id}: {f.sensitivity.value}")
     finally:
         store.close()
 
@@ -384,6 +424,18 @@ cli.add_command(_people_command)
 from egomem.cli.eval import eval_group as _eval_group  # noqa: E402
 
 cli.add_command(_eval_group)
+
+from egomem.cli.consolidate import consolidate as _consolidate_command  # noqa: E402
+
+cli.add_command(_consolidate_command)
+
+from egomem.cli.repair import merge as _merge_cmd  # noqa: E402
+from egomem.cli.repair import repairs as _repairs_cmd  # noqa: E402
+from egomem.cli.repair import split as _split_cmd  # noqa: E402
+from egomem.cli.repair import undo as _undo_cmd  # noqa: E402
+
+for _repair_cmd in (_merge_cmd, _split_cmd, _undo_cmd, _repairs_cmd):
+    users.add_command(_repair_cmd)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -14,6 +14,7 @@ import contextlib
 import io
 import json
 import time
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -109,7 +110,11 @@ async def stream(ws: WebSocket) -> None:
     outbox = Outbox(asyncio.get_running_loop())
     timeline = Timeline()
 
+    sleep = app.state.sleep.of(tenant)  # the tenant's sleep-time schedule hears of every event
+
     def deliver(ev: Event) -> None:  # to this device, and to the tenant's live inspector views
+        if sleep is not None and ev.type != "warning":
+            sleep.activity()
         event = ev.to_json()
         outbox.put(event)
         _broadcast(app, tenant, event)
@@ -118,7 +123,12 @@ async def stream(ws: WebSocket) -> None:
     remote = ws.query_params.get("dialog", "server") == "client"
     try:
         agent = await asyncio.to_thread(
-            build_agent, config, store, models, timeline, model=RemoteModel() if remote else None
+            partial(build_agent, command="serve"),  # consent: `ask` unless [privacy] consent says otherwise
+            config,
+            store,
+            models,
+            timeline,
+            model=RemoteModel() if remote else None,
         )
     except EgomemError as exc:
         await ws.send_json({"type": "error", "message": str(exc)})
@@ -135,7 +145,8 @@ async def stream(ws: WebSocket) -> None:
         reason = await _receive(ws, agent, asm, outbox)
     finally:
         tail = asm.steps(final=True)
-        await asyncio.to_thread(_finish, agent, tail)
+        with sleep.session() if sleep is not None else contextlib.nullcontext():  # no sleep while it writes
+            await asyncio.to_thread(_finish, agent, tail)
         result = agent.result(time.perf_counter() - wall0)
         outbox.put(
             {
