@@ -1,7 +1,7 @@
 """`egomem bench locomo-qa`: LoCoMo questions answered by `ask`, multi-round vs single-shot.
 
 Each conversation is ingested into a fresh product store through the product's memory
-(`runtime.conversation_memory.memorize_conversation`): every session is stored as an
+(`egomem_eval.conversation_memory.memorize_conversation`): every session is stored as an
 episode holding its turns (speakers as users), and each speaker's turns of each session
 go through the memory extractor and the update agent (`--set extractor=rules`, the
 default, or `local`, the on-device LLM; `--set sessions=N` extracts from the first N
