@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from egomem.runtime.agent import _majority
+from egomem.runtime.conversation_log import majority as _majority
 
 
 def test_most_polls_win() -> None:
@@ -23,7 +23,7 @@ def test_a_tie_goes_to_polls_inside_the_session_then_to_the_later_user() -> None
 
 def test_the_same_in_every_process() -> None:
     code = (
-        "from egomem.runtime.agent import _majority;"
+        "from egomem.runtime.conversation_log import majority as _majority;"
         "print(_majority([('u_%s' % c, True) for c in 'qwertyuiop'] + [('u_%s' % c, True) for c in 'poiuytrewq']))"
     )
     seen = {

@@ -36,7 +36,7 @@ def run_agent(
     """Feed `steps` through a freshly built agent, print the timeline (unless quiet) and
     a summary; returns the summary (also written with the events to `json_path`). `after`
     runs once the summary is printed; what it returns goes into the JSON too (`run --people`)."""
-    from egomem.runtime.build import Models, build_agent
+    from egomem.runtime.build import Models, Services, build_agent
     from egomem.runtime.demo import memory_snapshot, name_resolver, write_json
     from egomem.runtime.timeline import Timeline, format_event
 
@@ -49,7 +49,7 @@ def run_agent(
     if length is not None:  # a recording: load the models first, saying so (a live source would back up meanwhile)
         say = (lambda text: click.echo(text, err=True)) if terminal else step
         models.load_all(lambda what, s: say(f"run: loaded {what} in {s:.1f} s"))
-    agent = build_agent(config, store, models, timeline)
+    agent = build_agent(Services(config, store, models), timeline)
     if length is not None and terminal:
         with click.progressbar(steps, length=length, label="processing", file=sys.stderr) as bar:
             result = agent.run(iter(bar), lockstep=lockstep)

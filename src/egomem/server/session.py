@@ -22,7 +22,7 @@ from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 from egomem.dialog.remote import RemoteModel
 from egomem.errors import EgomemError, InputError
 from egomem.runtime.agent import EgoMem
-from egomem.runtime.build import Models, build_agent
+from egomem.runtime.build import Models, Services, build_agent
 from egomem.runtime.timeline import Event, Timeline
 from egomem.server.deps import websocket_tenant
 from egomem.server.protocol import Kind, decode, pcm16_to_float
@@ -103,9 +103,7 @@ async def stream(ws: WebSocket) -> None:
     tenant = await websocket_tenant(ws)
     if tenant is None:
         return
-    config = app.state.config
-    store = app.state.tenants.store(tenant)
-    models: Models = app.state.models
+    services = _services(app, tenant)
     outbox = Outbox(asyncio.get_running_loop())
     timeline = Timeline()
 
@@ -117,9 +115,7 @@ async def stream(ws: WebSocket) -> None:
     timeline.subscribe(deliver)
     remote = ws.query_params.get("dialog", "server") == "client"
     try:
-        agent = await asyncio.to_thread(
-            build_agent, config, store, models, timeline, model=RemoteModel() if remote else None
-        )
+        agent = await asyncio.to_thread(build_agent, services, timeline, model=RemoteModel() if remote else None)
     except EgomemError as exc:
         await ws.send_json({"type": "error", "message": str(exc)})
         await ws.close(code=1011)
@@ -195,9 +191,18 @@ def _apply(frame: Any, agent: EgoMem, asm: StepAssembler) -> list[Step]:
     elif frame.kind == Kind.ASSISTANT_TEXT:
         agent.assistant_said(frame.payload.decode("utf-8"), asm.now_s)
     elif frame.kind == Kind.MONOLOGUE:
-        for chunk in agent.parts.retrieval.on_model_text(frame.payload.decode("utf-8")):
-            agent.parts.model.on_memchunk(chunk)
+        agent.monologue(frame.payload.decode("utf-8"))
     return []
+
+
+def _services(app: Any, tenant: str) -> Services:
+    """The tenant's services (its store, the shared models, one memory manager), built once."""
+    with app.state.lock:
+        built: dict[str, Services] = app.state.services
+        if tenant not in built:
+            models: Models = app.state.models
+            built[tenant] = Services(app.state.config, app.state.tenants.store(tenant), models)
+        return built[tenant]
 
 
 def _advance(agent: EgoMem, steps: list[Step]) -> None:
