@@ -102,11 +102,10 @@ def test_a_models_summary_of_the_assistant_is_not_stored_from_a_real_recording(
     try:
         timeline = Timeline()
         models = Models(cfg)
-        services = Services(cfg, store, models)
         model = RecordedBadAnswer()
         # The manager the runtime builds for a language model (rules as its fallback and supplement).
-        services.__dict__["manager"] = memory_manager(cfg.memory, store, model, models.text)
-        agent = build_agent(services, timeline)
+        manager = memory_manager(cfg.memory, store, model, models.text)
+        agent = build_agent(Services(cfg, store, models, manager=manager), timeline)
         agent.run(replay(read_recording(clip, fps=cfg.runtime.video_fps)), lockstep=True)
         assert model.prompts, "no session reached the extractor"
         # The robot's own lines reached the model marked as the robot's.

@@ -10,8 +10,6 @@ person identifier keeps the stream's recent voice polls, so each stream gets its
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any
 
 from egomem.config import Config
@@ -48,27 +46,38 @@ class Enroller:
         return uid
 
 
-@dataclass
 class Services:
-    config: Config
-    store: MemoryStore
-    models: Models = field(default=None)  # type: ignore[assignment]  # None: this config's models
-    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+    """`llm` / `manager`: ones already built (a server's shared model, a test's manager); None:
+    built from the config on first use, once (thread-safe: device sessions start in threads)."""
 
-    def __post_init__(self) -> None:
-        if self.models is None:
-            self.models = Models(self.config)
+    def __init__(
+        self,
+        config: Config,
+        store: MemoryStore,
+        models: Models | None = None,
+        *,
+        llm: LLMProvider | None = None,
+        manager: MemoryManager | None = None,
+    ) -> None:
+        self.config, self.store = config, store
+        self.models = models or Models(config)
+        self._llm, self._manager = llm, manager
+        self._lock = threading.RLock()
 
-    @cached_property
+    @property
     def llm(self) -> LLMProvider:
         """The `llm` section's provider (extraction; answers too, unless it is the rules)."""
         with self._lock:
-            provider: LLMProvider = create("llm", self.config.llm, self.models.context)
-            return provider
+            if self._llm is None:
+                self._llm = create("llm", self.config.llm, self.models.context)
+            return self._llm
 
-    @cached_property
+    @property
     def manager(self) -> MemoryManager:
-        return memory_manager(self.config.memory, self.store, self.llm, self.models.text)
+        with self._lock:
+            if self._manager is None:
+                self._manager = memory_manager(self.config.memory, self.store, self.llm, self.models.text)
+            return self._manager
 
     @property
     def answer_llm(self) -> LLMProvider | None:

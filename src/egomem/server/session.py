@@ -24,6 +24,7 @@ from egomem.errors import EgomemError, InputError
 from egomem.runtime.agent import EgoMem
 from egomem.runtime.build import Models, Services, build_agent
 from egomem.runtime.timeline import Event, Timeline
+from egomem.server.ask_api import process_llm
 from egomem.server.deps import websocket_tenant
 from egomem.server.protocol import Kind, decode, pcm16_to_float
 from egomem.stream.buffer import Frame as VideoFrame
@@ -196,12 +197,13 @@ def _apply(frame: Any, agent: EgoMem, asm: StepAssembler) -> list[Step]:
 
 
 def _services(app: Any, tenant: str) -> Services:
-    """The tenant's services (its store, the shared models, one memory manager), built once."""
+    """The tenant's services (its store; the process's models and language model), built once."""
     with app.state.lock:
         built: dict[str, Services] = app.state.services
         if tenant not in built:
             models: Models = app.state.models
-            built[tenant] = Services(app.state.config, app.state.tenants.store(tenant), models)
+            llm = process_llm(app.state, app.state.config)
+            built[tenant] = Services(app.state.config, app.state.tenants.store(tenant), models, llm=llm)
         return built[tenant]
 
 
