@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Protocol
 
 import numpy as np
@@ -76,10 +75,7 @@ def transcribe_session(
     turns += [Turn(speaker="assistant", text=t) for t in s.assistant_text if t.strip()]
     ident, voices = _identify(clip, segs, s.frames, identifier, min_id_speech_s, max_id_segments)
     start = s.t0 + s.start_s
-    d = datetime.fromtimestamp(start, UTC)
-    session = SessionText(
-        episode_id=s.episode_id, start=start, end=s.t0 + s.end_s, date=f"{d.day} {d:%B %Y}", turns=turns
-    )
+    session = SessionText.dated(start, s.t0 + s.end_s, turns, episode_id=s.episode_id)
     return AudioTranscript(session=session, identification=ident, voices=voices, segments=len(segs))
 
 
