@@ -104,7 +104,6 @@ async def stream(ws: WebSocket) -> None:
     tenant = await websocket_tenant(ws)
     if tenant is None:
         return
-    services = _services(app, tenant)
     outbox = Outbox(asyncio.get_running_loop())
     timeline = Timeline()
 
@@ -116,7 +115,9 @@ async def stream(ws: WebSocket) -> None:
     timeline.subscribe(deliver)
     remote = ws.query_params.get("dialog", "server") == "client"
     try:
-        agent = await asyncio.to_thread(build_agent, services, timeline, model=RemoteModel() if remote else None)
+        # In a worker thread, as the services' first use may load the language model: on the event
+        # loop that would miss the client's keepalive pings.
+        agent = await asyncio.to_thread(_build, app, tenant, timeline, RemoteModel() if remote else None)
     except EgomemError as exc:
         await ws.send_json({"type": "error", "message": str(exc)})
         await ws.close(code=1011)
@@ -196,13 +197,17 @@ def _apply(frame: Any, agent: EgoMem, asm: StepAssembler) -> list[Step]:
     return []
 
 
+def _build(app: Any, tenant: str, timeline: Timeline, model: RemoteModel | None) -> EgoMem:
+    return build_agent(_services(app, tenant), timeline, model=model)
+
+
 def _services(app: Any, tenant: str) -> Services:
     """The tenant's services (its store; the process's models and language model), built once."""
+    llm = process_llm(app.state, app.state.config)  # its own lock: app.state.lock guards cheap work only
     with app.state.lock:
         built: dict[str, Services] = app.state.services
         if tenant not in built:
             models: Models = app.state.models
-            llm = process_llm(app.state, app.state.config)
             built[tenant] = Services(app.state.config, app.state.tenants.store(tenant), models, llm=llm)
         return built[tenant]
 
