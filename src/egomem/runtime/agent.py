@@ -42,6 +42,7 @@ from egomem.runtime.dialog_loop import DialogLoop, ProcessTimes, SpeakingChannel
 from egomem.runtime.identity_poller import IdentityPoller
 from egomem.runtime.memory_rounds import MemoryRounds, SessionHandled, Trigger
 from egomem.runtime.names import NameLearner
+from egomem.runtime.privacy_turns import PrivacyTurns
 from egomem.runtime.timeline import Timeline
 from egomem.runtime.window import AgentStream
 from egomem.store.base import MemoryStore
@@ -68,6 +69,9 @@ class Components:
     # The assistant's voice on the speaking channel (egomem.dialog.speech); None: the tone envelope.
     voice: Synthesizer | None = None
     voices: Voices = field(default_factory=Voices)  # turns told apart by voice (off by default)
+    # privacy hook: consent question, "forget me", who stays out of memory (runtime/privacy_turns.py).
+    # None: no consent policy in force (as `implicit` without the forget-me turns).
+    privacy: PrivacyTurns | None = None
 
 
 @dataclass
@@ -103,13 +107,16 @@ class EgoMem:
         self.dialog = DialogLoop(
             model=parts.model, retrieval=parts.retrieval, transcriber=parts.transcriber, turns=turns,
             voices=parts.voices, log=self.log, names=names, speaking=self.speaking, buffer=self.stream.buffer,
-            timeline=self.timeline, times=self.times,
+            timeline=self.timeline, times=self.times, privacy=parts.privacy,
         )  # fmt: skip
-        self.identity = IdentityPoller(parts.retrieval, self.log, names, self.timeline, self.times, learn=parts.learn)
+        self.identity = IdentityPoller(
+            parts.retrieval, self.log, names, self.timeline, self.times, learn=parts.learn, privacy=parts.privacy
+        )
         self.memory = MemoryRounds(
             config=rt, poll_interval_s=poll_s, stream=self.stream, log=self.log, trigger=parts.trigger,
             sessions=parts.sessions, vad_since=turns.vad_since, speech_pending_since=self.dialog.speech_pending_since,
             manager=parts.manager, retrieval=parts.retrieval, names=names, timeline=self.timeline, times=self.times,
+            privacy=parts.privacy,
         )  # fmt: skip
         self._next_poll, self._next_mem = poll_s, rt.memory_interval_s
 

@@ -13,12 +13,14 @@ import numpy as np
 from egomem.config import Config
 from egomem.dialog.base import DuplexModel
 from egomem.memory.trigger.metrics import sessions
+from egomem.privacy.consent import resolve_policy
 from egomem.providers import BuildContext, create
 from egomem.retrieval.process import RetrievalProcess
 from egomem.runtime.agent import Components, EgoMem
 from egomem.runtime.dialog_loop import Voices
 from egomem.runtime.models import Models
-from egomem.runtime.services import Enroller, Services, memory_manager
+from egomem.runtime.privacy_turns import PrivacyTurns
+from egomem.runtime.services import Services, memory_manager
 from egomem.runtime.timeline import Timeline
 from egomem.runtime.window import AgentStream
 
@@ -36,19 +38,24 @@ def build_agent(
     *,
     model: DuplexModel | None = None,
     wall_origin: float | None = None,
+    command: str = "run",
 ) -> EgoMem:
     """An agent for one stream. `wall_origin`: the wall-clock time of the stream's start (now
-    when None; a recording's own time when memorising it)."""
+    when None; a recording's own time when memorising it). `command` picks the consent policy
+    when `[privacy] consent` is unset (egomem.privacy.consent)."""
     from egomem.identity.attribution import TurnAttributor
+    from egomem.identity.consent_gate import ConsentGate
 
     config, models, store = services.config, services.models, services.store
     stream = AgentStream(config.runtime.buffer_s, wall_origin)
     identifier = services.identifier()
+    # privacy hook: new people are enrolled through the consent gate (at once unless the policy is `ask`).
+    gate = ConsentGate(identifier, resolve_policy(config.privacy.consent, command))
     retrieval = RetrievalProcess(
         store,
         identifier,
         stream.window(max_age_s=config.retrieval.poll_interval_s * 1.5),
-        enroller=Enroller(identifier),
+        enroller=gate,
         config=config.retrieval,
         encoder=models.text,
         clock=stream.clock,
@@ -76,6 +83,7 @@ def build_agent(
             split_turn=turn_splitter(config, models),
             attribute_voices=None if attributor is None else attributor.attribute_voices,
         ),
+        privacy=PrivacyTurns(store, gate, identifier, clock=stream.clock),  # privacy hook
     )
     return EgoMem(config, parts, timeline, stream)
 

@@ -28,6 +28,7 @@ from egomem.retrieval.process import RetrievalProcess
 from egomem.retrieval.query_parser import split_monologue
 from egomem.runtime.conversation_log import UNKNOWN_VOICE, ConversationLog, Heard
 from egomem.runtime.names import NameLearner
+from egomem.runtime.privacy_turns import UNKNOWN, PrivacyTurns
 from egomem.runtime.timeline import Timeline
 from egomem.schemas import MemChunk
 from egomem.stream.buffer import StreamBuffer
@@ -108,8 +109,10 @@ class DialogLoop:
         buffer: StreamBuffer,
         timeline: Timeline,
         times: ProcessTimes,
+        privacy: PrivacyTurns | None = None,
     ) -> None:
         self.model, self.retrieval, self.transcriber = model, retrieval, transcriber
+        self.privacy = privacy  # privacy hook: consent answers and "forget me" (None: no policy)
         self.turns, self.voices, self.log, self.names = turns, voices, log, names
         self.speaking, self.buffer, self.timeline, self.times = speaking, buffer, timeline, times
         # Guards the turn detector and `_transcribing` together, so the memory process never
@@ -225,8 +228,25 @@ class DialogLoop:
                 self.retrieval.answering(None)
                 self.names.heard(text, start, end)
             speaker = current if by_voice in (None, UNKNOWN_VOICE) else by_voice
+            if self._privacy_turn(text, current, by_voice, end):  # privacy hook: handled, not the model's
+                self.times.dialog += time.perf_counter() - t0
+                return
             self.speak(self.model.on_user_turn(UserTurn(text, start, end, speaker)), end)
         self.times.dialog += time.perf_counter() - t0
+
+    def _privacy_turn(self, text: str, current: str | None, by_voice: str | None, t: float) -> bool:
+        """privacy hook: a consent answer, withdrawal or "forget me" is answered by PrivacyTurns."""
+        if self.privacy is None:
+            return False
+        voice = UNKNOWN if by_voice == UNKNOWN_VOICE else by_voice
+        handled = self.privacy.on_turn(text, current, voice)
+        if handled is None:
+            return False
+        self.timeline.add(t, "privacy", user=current, text=handled.what)
+        self.assistant_said(handled.say, t)
+        if handled.what.startswith(("forget", "withdrawal", "consent:")):
+            self.retrieval.refresh_level1()
+        return True
 
     def _speaker_by_voice(self, audio: np.ndarray, current: str | None, t: float) -> str | None:
         """Another enrolled person than the current user when the turn's own voice says so,
@@ -288,6 +308,11 @@ class DialogLoop:
         self.model.on_memchunk(chunk)
         if ev.level == 1:
             self.timeline.add(self.buffer.now_s, "user", user=ev.user_id, how="face/voice")
+            # privacy hook (a pending person's chunk carries no user id: they are not in the store)
+            first = self.privacy.on_person(self.retrieval.current_user()) if self.privacy else None
+            if first is not None:
+                self.assistant_said(first, self.buffer.now_s)
+                return
             self.speak(self.model.proactive(self.buffer.now_s), self.buffer.now_s)
 
 

@@ -6,7 +6,7 @@ the dialog never waits). Each poll writes who is present to the conversation log
 name waiting for its speaker, and refreshes the keys of a confirmed match.
 
 A person seen/heard steadily but matched by nobody is enrolled inside the poll, by
-retrieval's enroller (`runtime.services.Enroller`): that is where enrolment is extended.
+retrieval's enroller (the consent gate, identity/consent_gate.py, wired in runtime/build.py).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from egomem.retrieval.process import RetrievalProcess
 from egomem.runtime.conversation_log import ConversationLog
 from egomem.runtime.dialog_loop import ProcessTimes
 from egomem.runtime.names import NameLearner
+from egomem.runtime.privacy_turns import PrivacyTurns
 from egomem.runtime.timeline import Timeline
 
 logger = logging.getLogger(__name__)
@@ -37,7 +38,9 @@ class IdentityPoller:
         times: ProcessTimes,
         *,
         learn: Callable[[Identification], object] | None = None,
+        privacy: PrivacyTurns | None = None,
     ) -> None:
+        self.privacy = privacy  # privacy hook: told who face and voice say each poll found
         self.retrieval, self.log, self.names, self.timeline, self.times = retrieval, log, names, timeline, times
         # Key refresh after a confirmed match (the identity layer's `learn`); None: keys stay as enrolled.
         self.learn = learn
@@ -86,6 +89,8 @@ class IdentityPoller:
 
     def poll(self, t: float) -> None:
         ident = self.retrieval.poll_once()
+        if self.privacy is not None:  # privacy hook: who face and voice say it is
+            self.privacy.observed(ident)
         current = self.retrieval.current_user()
         self.log.present(t, current)
         self.names.settle(t, current)

@@ -149,7 +149,7 @@ class Memorizer:
         t0, c0 = time.perf_counter(), time.process_time()
         rec = read_clip(p, start, end, fps=self.config.runtime.video_fps, stereo_duplex=stereo)
         # the clip's sessions are dated in the recording's time
-        agent = build_agent(self.services, Timeline(), wall_origin=prog.origin + start)
+        agent = build_agent(self.services, Timeline(), command="memorize", wall_origin=prog.origin + start)
         result = agent.run(replay(rec), lockstep=True)
         return ClipDone(
             index=index,

@@ -31,6 +31,7 @@ from egomem.retrieval.process import RetrievalProcess
 from egomem.runtime.conversation_log import UNKNOWN_VOICE, ConversationLog
 from egomem.runtime.dialog_loop import ProcessTimes
 from egomem.runtime.names import NameLearner
+from egomem.runtime.privacy_turns import PrivacyTurns
 from egomem.runtime.timeline import Timeline
 from egomem.runtime.window import AgentStream
 from egomem.stream.clock import STEP_S
@@ -69,7 +70,9 @@ class MemoryRounds:
         names: NameLearner,
         timeline: Timeline,
         times: ProcessTimes,
+        privacy: PrivacyTurns | None = None,
     ) -> None:
+        self.privacy = privacy  # privacy hook: who stays out of memory
         self.config, self.poll_interval_s, self.stream, self.log = config, poll_interval_s, stream, log
         self.trigger, self.sessions, self.vad_since = trigger, sessions, vad_since
         self.speech_pending_since = speech_pending_since
@@ -209,6 +212,8 @@ class MemoryRounds:
         heard = self.log.heard_overlapping(start, end)
         said = self.log.said_between(start, end + 1.0)
         user = self._present_during(start, end)
+        if self.privacy is not None:  # privacy hook: a pending id that agreed is now a user
+            user = self.privacy.gate.resolve(user)
         self.finished.append((start, end, user))
         by_person: dict[str | None, list[tuple[float, float, str]]] = {}
         for h in heard:
@@ -222,6 +227,9 @@ class MemoryRounds:
             end, "session", start=start, end=end, user=user, **({"speakers": speakers} if len(by_person) > 1 else {})
         )
         for person, own in by_person.items() or [(user, [])]:
+            if self.privacy is not None and self.privacy.keeps_out(person):  # privacy hook
+                self.timeline.add(end, "memory", op="SKIPPED", user=None, text="no consent: kept out of memory")
+                continue
             self._process_session(start, end, person, own, said)
 
     def _process_session(

@@ -13,7 +13,6 @@ import threading
 from typing import Any
 
 from egomem.config import Config
-from egomem.identity.types import Identification
 from egomem.llm.base import LLMProvider
 from egomem.memory.config import MemoryConfig
 from egomem.memory.manager import MemoryManager
@@ -31,19 +30,6 @@ def memory_manager(config: MemoryConfig, store: MemoryStore, llm: LLMProvider, e
     fallback = None if isinstance(llm, RulesProvider) else RulesProvider()
     update = RulesProvider() if config.update_agent == "rules" else None
     return MemoryManager(store, llm, encoder, config, fallback=fallback, update_provider=update)
-
-
-class Enroller:
-    """A person seen/heard steadily but matched by nobody becomes a provisional user with
-    the keys of that observation (the memory process names them later). The one place a new
-    person's keys are enrolled during a stream."""
-
-    def __init__(self, identifier: Any) -> None:
-        self.identifier = identifier
-
-    def enroll_new(self, identification: Identification) -> str:
-        uid: str = self.identifier.enroll(None, identification.face, identification.voice, condition="first meeting")
-        return uid
 
 
 class Services:

@@ -203,7 +203,8 @@ def _apply(frame: Any, agent: EgoMem, asm: StepAssembler) -> list[Step]:
 
 
 def _build(app: Any, tenant: str, timeline: Timeline, model: RemoteModel | None) -> EgoMem:
-    return build_agent(_services(app, tenant), timeline, model=model)
+    # consent: `ask` unless [privacy] consent says otherwise
+    return build_agent(_services(app, tenant), timeline, model=model, command="serve")
 
 
 def _services(app: Any, tenant: str) -> Services:
