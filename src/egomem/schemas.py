@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from datetime import UTC, date, datetime
 from enum import StrEnum
 from typing import Any
 
@@ -21,6 +22,12 @@ def new_id(prefix: str) -> str:
 
 def now() -> float:
     return time.time()
+
+
+def day_text(when: float | date) -> str:
+    """A day as people say it and sessions are dated: '8 May 2023' (Unix seconds are read in UTC)."""
+    d = datetime.fromtimestamp(when, UTC) if isinstance(when, int | float) else when
+    return f"{d.day} {d:%B %Y}"
 
 
 class Modality(StrEnum):

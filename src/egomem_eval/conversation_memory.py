@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 
 from egomem.identity.types import Identification, IdentityStatus
 from egomem.memory.items import SessionText, Turn
@@ -50,25 +49,11 @@ def memorize_conversation(
     for n, ((start, turns), s) in enumerate(todo):
         speakers = list(dict.fromkeys(t.speaker for t in turns if t.speaker))
         for speaker, user_id in zip(speakers, s.episode.participants, strict=False):
-            session = SessionText(
-                episode_id=s.episode.id,
-                start=start,
-                end=s.episode.end,
-                date=_date(start),
-                user_name=speaker,
-                turns=[
-                    Turn(speaker="user" if t.speaker == speaker else "other", text=t.text)
-                    for t in turns
-                    if t.text.strip()
-                ],
-            )
+            said = [t for t in turns if t.text.strip()]
+            own = [Turn(speaker="user" if t.speaker == speaker else "other", text=t.text) for t in said]
+            session = SessionText.dated(start, s.episode.end, own, user_name=speaker, episode_id=s.episode.id)
             known = Identification(status=IdentityStatus.KNOWN, user_id=user_id)
             out.outcomes.append(manager.process(session, known, keep_episode=True))
         if progress is not None:
             progress(n + 1, len(todo))
     return out
-
-
-def _date(t: float) -> str:
-    d = datetime.fromtimestamp(t, UTC)
-    return f"{d.day} {d:%B %Y}"

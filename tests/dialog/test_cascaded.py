@@ -256,7 +256,7 @@ def test_inside_the_real_agent_loop(server: Any, store: Any) -> None:
     for _ in range(3):  # identity debounce: Emily is confirmed after a couple of polls
         retrieval.observe(Identification(IdentityStatus.KNOWN, user_id=emily.id))
     assert retrieval.current_user() == emily.id
-    agent._user_turn(1.0, 2.0, None)  # the scripted ASR ignores the audio
+    agent.dialog.user_turn(1.0, 2.0, None)  # the scripted ASR ignores the audio
 
     greet, first, second = server.requests
     assert "Current user: Emily" in _system(greet) and "has just appeared" in _system(greet)

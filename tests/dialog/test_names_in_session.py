@@ -74,13 +74,13 @@ def test_agent_writes_a_name_said_during_the_session(store: Any) -> None:
     agent = EgoMem(config, parts)
     for _ in range(3):  # identity debounce
         retrieval.observe(Identification(IdentityStatus.KNOWN, user_id=user.id))
-    agent._user_turn(1.0, 2.0, None)
+    agent.dialog.user_turn(1.0, 2.0, None)
     assert store.get_user(user.id).name == "Sarah"
     assert retrieval.level1_chunk().text.startswith("Current user: Sarah")
     said = [ev.fields["text"] for ev in agent.timeline.of_type("assistant")]
     assert said[0].startswith("Hello again!") and said[1:] == ["Nice to meet you, Sarah."]
     asr.text = "i'm tired today"  # no name: nothing written, the name stays
-    agent._user_turn(3.0, 4.0, None)
+    agent.dialog.user_turn(3.0, 4.0, None)
     assert store.get_user(user.id).name == "Sarah"
 
 
@@ -96,11 +96,13 @@ def test_a_name_said_just_after_a_change_of_person_waits_for_its_speaker(store: 
     from egomem.retrieval.encoder import default_encoder
     from egomem.retrieval.process import RetrievalProcess
     from egomem.runtime.agent import Components, EgoMem
+    from egomem.runtime.window import AgentStream
 
     a, b = store.create_user(None), store.create_user(None)
     config = Config()
     encoder = default_encoder()
-    retrieval = RetrievalProcess(store, encoder=encoder, config=config.retrieval)
+    stream = AgentStream(config.runtime.buffer_s)
+    retrieval = RetrievalProcess(store, encoder=encoder, config=config.retrieval, clock=stream.clock)
     parts = Components(
         store=store,
         retrieval=retrieval,
@@ -111,20 +113,19 @@ def test_a_name_said_just_after_a_change_of_person_waits_for_its_speaker(store: 
         manager=MemoryManager(store, RulesProvider(), encoder, config.memory),
         vad=SileroVAD(),
     )
-    agent = EgoMem(config, parts)
-    retrieval.clock = lambda: agent.wall_origin + agent.buffer.now_s
+    agent = EgoMem(config, parts, stream=stream)
     for _ in range(3):
         retrieval.observe(Identification(IdentityStatus.KNOWN, user_id=a.id))
-    agent._settle_pending_name(0.0, retrieval.current_user())
+    agent.identity.names.settle(0.0, retrieval.current_user())
     assert retrieval.current_user() == a.id
     retrieval.observe(Identification(IdentityStatus.KNOWN, user_id=b.id))  # B seen; Level 1 still A
     assert retrieval.current_user() == a.id
-    agent._user_turn(1.0, 2.0, None)
+    agent.dialog.user_turn(1.0, 2.0, None)
     assert store.get_user(a.id).name is None  # not the stale current user
     for _ in range(2):
         retrieval.observe(Identification(IdentityStatus.KNOWN, user_id=b.id))
     assert retrieval.current_user() == b.id
-    agent._settle_pending_name(3.0, a.id)  # still A: keeps waiting
+    agent.identity.names.settle(3.0, a.id)  # still A: keeps waiting
     assert store.get_user(a.id).name is None
-    agent._settle_pending_name(4.0, b.id)
+    agent.identity.names.settle(4.0, b.id)
     assert store.get_user(b.id).name == "John" and store.get_user(a.id).name is None

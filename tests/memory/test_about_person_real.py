@@ -24,7 +24,7 @@ from egomem.llm.base import ChatProvider, ChatReply
 from egomem.memory.assistant_subject import about_assistant
 from egomem.memory.items import ASSISTANT_LABEL
 from egomem.memory.rules_provider import RulesProvider
-from egomem.runtime.build import Models, build_agent, memory_manager
+from egomem.runtime.build import Models, Services, build_agent, memory_manager
 from egomem.runtime.timeline import Timeline
 from egomem.store.sqlite import SQLiteStore
 from egomem.stream.sources import read_recording, replay
@@ -102,10 +102,10 @@ def test_a_models_summary_of_the_assistant_is_not_stored_from_a_real_recording(
     try:
         timeline = Timeline()
         models = Models(cfg)
-        agent = build_agent(cfg, store, models, timeline)
         model = RecordedBadAnswer()
         # The manager the runtime builds for a language model (rules as its fallback and supplement).
-        agent.parts.manager = memory_manager(cfg, store, model, models.text)
+        manager = memory_manager(cfg.memory, store, model, models.text)
+        agent = build_agent(Services(cfg, store, models, manager=manager), timeline)
         agent.run(replay(read_recording(clip, fps=cfg.runtime.video_fps)), lockstep=True)
         assert model.prompts, "no session reached the extractor"
         # The robot's own lines reached the model marked as the robot's.

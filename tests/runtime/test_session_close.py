@@ -25,6 +25,7 @@ from egomem.perception.vad import WINDOW
 from egomem.retrieval.encoder import default_encoder
 from egomem.retrieval.process import RetrievalProcess
 from egomem.runtime.agent import Components, EgoMem, RunResult
+from egomem.runtime.window import AgentStream
 from egomem.store.sqlite import SQLiteStore
 from egomem.stream.clock import STEP_S
 from egomem.stream.sources import Recording, replay
@@ -80,21 +81,22 @@ class ScriptedASR:
         return LINE
 
 
-def _agent(store: SQLiteStore, transcriber: ScriptedASR) -> EgoMem:
-    """The agent over mocked perception (energy VAD, scripted ASR); the trigger is set by the caller."""
+def _agent(store: SQLiteStore, transcriber: ScriptedASR, trigger: list[tuple[float, float]] | None = None) -> EgoMem:
+    """The agent over mocked perception (energy VAD, scripted ASR), the trigger scheduled by stream time."""
     config = Config()
     encoder = default_encoder()
+    stream = AgentStream(config.runtime.buffer_s)
     parts = Components(
         store=store,
-        retrieval=RetrievalProcess(store, encoder=encoder, config=config.retrieval),
+        retrieval=RetrievalProcess(store, encoder=encoder, config=config.retrieval, clock=stream.clock),
         model=TemplateResponder(),
         transcriber=transcriber,
-        trigger=None,  # type: ignore[arg-type]
+        trigger=ScheduledTrigger(trigger, lambda: stream.now_s) if trigger is not None else None,  # type: ignore[arg-type]
         sessions=sessions,
         manager=MemoryManager(store, RulesProvider(), encoder, config.memory),
         vad=EnergyVAD(),  # type: ignore[arg-type]
     )
-    return EgoMem(config, parts)
+    return EgoMem(config, parts, stream=stream)
 
 
 def _run(
@@ -105,16 +107,9 @@ def _run(
     for a, b in speech:
         i, j = round(a * SAMPLE_RATE), round(b * SAMPLE_RATE)
         listen[i:j] = (0.1 * rng.standard_normal(j - i)).astype(np.float32)
-    agent = _agent(store, ScriptedASR())
-    agent.parts.trigger = ScheduledTrigger(trigger, lambda: agent.buffer.now_s)
-    closed_at: list[float] = []  # stream time of the memory round that closed each session
-    finish = agent._finish_session
-
-    def recorded(start: float, end: float) -> None:
-        closed_at.append(agent.buffer.now_s)
-        finish(start, end)
-
-    agent._finish_session = recorded  # type: ignore[method-assign]
+    agent = _agent(store, ScriptedASR(), trigger)
+    closed_at: list[float] = []  # stream time of the memory round that closed each session (one person)
+    agent.on_session_handled(lambda _: closed_at.append(agent.now_s))
     rec = Recording(listen=listen, speak=np.zeros_like(listen), frames=[], duration_s=duration)
     return closed_at, agent.run(replay(rec), lockstep=True)
 
@@ -168,7 +163,7 @@ def test_a_turn_being_transcribed_is_still_pending_speech(store: SQLiteStore) ->
     class WatchingASR(ScriptedASR):
         def transcribe(self, audio: np.ndarray) -> str:
             agent = agent_box[0]
-            seen.append((agent._speech_pending_since(), len(agent._heard)))
+            seen.append((agent.dialog.speech_pending_since(), len(agent.log.heard_turns())))
             return super().transcribe(audio)
 
     agent = _agent(store, WatchingASR())  # no memory round is reached in 6 s: no trigger needed
@@ -179,4 +174,4 @@ def test_a_turn_being_transcribed_is_still_pending_speech(store: SQLiteStore) ->
         agent.feed(step)
     assert len(seen) == 1
     assert seen[0][0] == pytest.approx(1.0, abs=0.05) and seen[0][1] == 0  # pending, not yet heard
-    assert agent._speech_pending_since() is None and len(agent._heard) == 1  # heard, no longer pending
+    assert agent.dialog.speech_pending_since() is None and len(agent.log.heard_turns()) == 1  # heard, no longer pending

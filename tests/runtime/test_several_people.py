@@ -19,7 +19,7 @@ from PIL import Image
 from egomem.config import load_config
 from egomem.media import load_audio
 from egomem.perception.audio import SAMPLE_RATE
-from egomem.runtime.build import Models, build_agent
+from egomem.runtime.build import Models, Services, build_agent
 from egomem.runtime.timeline import Timeline
 from egomem.store.sqlite import SQLiteStore
 from egomem.stream.buffer import Frame
@@ -74,8 +74,8 @@ def test_two_people_taking_turns_get_their_own_facts(tmp_path: Path, shared_data
     store = SQLiteStore(tmp_path / "memory.db")
     models = Models(cfg)
     models.__dict__["transcriber"] = ScriptedTranscriber([line for _, line in SCRIPT])
-    agent = build_agent(cfg, store, models, Timeline())
-    identifier = agent.parts.retrieval.identifier
+    agent = build_agent(Services(cfg, store, models), Timeline())
+    identifier = agent.identity.retrieval.identifier
     # Both met before, alone (enrolled from their own face and two other utterances each).
     ids = []
     for name, photo, v in zip(("Anna", "Ben"), photos, voices[:2], strict=True):

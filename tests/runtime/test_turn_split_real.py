@@ -17,7 +17,7 @@ import numpy as np
 
 from egomem.config import load_config
 from egomem.runtime.agent import RunResult
-from egomem.runtime.build import Models, build_agent
+from egomem.runtime.build import Models, Services, build_agent
 from egomem.runtime.timeline import Timeline
 from egomem.store.sqlite import SQLiteStore
 from egomem.stream.sources import read_recording, replay
@@ -52,7 +52,7 @@ def _run_voice_commands(
     cfg = load_config(data_dir=tmp_path, environ={"EGOMEM_LLM__PROVIDER": "rules"})
     models = Models(cfg)
     models.__dict__["transcriber"] = WordsTranscriber()
-    agent = build_agent(cfg, SQLiteStore(tmp_path / "memory.db"), models, Timeline())
+    agent = build_agent(Services(cfg, SQLiteStore(tmp_path / "memory.db"), models), Timeline())
     result = agent.run(replay(read_recording(folder / "diarizationExample2.wav")), lockstep=True)
     return _truth(folder / "diarizationExample2.segments"), result
 

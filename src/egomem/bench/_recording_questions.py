@@ -36,7 +36,7 @@ import numpy as np
 from egomem.bench.realtime import Line
 from egomem.retrieval.ask_types import AskResult, EvidenceItem
 from egomem.retrieval.lexical import analyze
-from egomem.schemas import Episode
+from egomem.schemas import Episode, day_text
 
 KINDS = ("said", "who", "when", "at_time")
 _TEMPLATES = {
@@ -102,7 +102,7 @@ def questions(lines: Sequence[Line], origin: float, seed: int = 0) -> list[Quest
     asked: set[str] = set()
     for v, (start, end) in visit_spans.items():
         mid = datetime.fromtimestamp(origin + (start + end) / 2, UTC)
-        text = f"Who did I talk to at {mid:%H:%M} on {mid.day} {mid:%B %Y}?"
+        text = f"Who did I talk to at {mid:%H:%M} on {day_text(mid)}?"
         if text in asked:
             continue  # two visits in one minute: one question, either visit is right
         asked.add(text)

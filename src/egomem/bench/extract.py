@@ -54,6 +54,7 @@ from egomem.memory.items import SessionText, Turn
 from egomem.memory.manager import MemoryManager
 from egomem.memory.rules_provider import RulesProvider
 from egomem.memory.updater import Encoder
+from egomem.schemas import day_text
 from egomem.store.sqlite import SQLiteStore
 
 THRESHOLDS = (0.5, 0.6, 0.7)
@@ -82,7 +83,7 @@ def _when(text: str) -> tuple[float, str]:
         dt = datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
     except ValueError as exc:
         raise InputError(f"unparsable LoCoMo session date {text!r}") from exc
-    return dt.timestamp(), f"{dt.day} {dt:%B %Y}"
+    return dt.timestamp(), day_text(dt)
 
 
 def _sessions(data: list[dict[str, Any]], quick: bool) -> list[dict[str, Any]]:

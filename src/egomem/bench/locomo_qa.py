@@ -253,7 +253,7 @@ def run(options: BenchOptions) -> BenchResult:
         for i, conv in enumerate(convs):
             options.report(f"locomo-qa: memorising conversation {i + 1} of {len(convs)}")
             store = SQLiteStore(Path(tmp) / f"conv{i}.db")
-            manager = memory_manager(_config(extractor), store, extract_llm, _CachedEncoder(cache))
+            manager = memory_manager(_config(extractor).memory, store, extract_llm, _CachedEncoder(cache))
             where, done = _ingest(conv, manager, sessions)
             fact_turn = _fact_turns(store, conv, where)
             items.append(_Conv(conv, store, where, fact_turn, TurnCorpus(store, cache, recipe, SearchFilters())))

@@ -59,7 +59,7 @@ from egomem.media import load_audio
 from egomem.memory.assistant_subject import about_assistant
 from egomem.perception.asr import normalise_text
 from egomem.runtime.agent import UNKNOWN_VOICE, RunResult
-from egomem.runtime.build import Models, build_agent
+from egomem.runtime.build import Models, Services, build_agent
 from egomem.runtime.timeline import Timeline
 from egomem.schemas import Episode, FactKind
 from egomem.store.sqlite import SQLiteStore
@@ -202,8 +202,9 @@ def run_one(rec: RealRecording, models: Models, cfg: Config, store: SQLiteStore)
     names_before = {u.id: u.name for u in store.list_users()}
     recording = read_recording(rec.path, fps=cfg.runtime.video_fps)
     timeline = Timeline()
-    agent = build_agent(cfg, store, models, timeline)
-    ran = type(agent.parts.manager.extractor.provider).__name__
+    services = Services(cfg, store, models)
+    agent = build_agent(services, timeline)
+    ran = type(services.llm).__name__
     t0 = time.perf_counter()
     result = agent.run(replay(recording), lockstep=True)
     result.wall_s = time.perf_counter() - t0

@@ -46,7 +46,7 @@ from egomem.bench._visits import Visit, pool, score_visits
 from egomem.config import Config, load_config
 from egomem.errors import InputError
 from egomem.perception.audio import SAMPLE_RATE, load_audio
-from egomem.runtime.build import Models, build_agent
+from egomem.runtime.build import Models, Services, build_agent
 from egomem.runtime.timeline import Timeline
 from egomem.store.sqlite import SQLiteStore
 from egomem.stream.buffer import Frame
@@ -162,13 +162,16 @@ class _Busy:
             try:
                 return fn(*args, **kwargs)
             finally:
-                dt = time.perf_counter() - t0
-                with self._lock:
-                    self.seconds[label] += dt
-                    self.calls[label] += 1
+                self.add(label, time.perf_counter() - t0)
 
         setattr(obj, method, timed)
         self._undo.append(lambda: setattr(obj, method, fn) if own else delattr(obj, method))
+
+    def add(self, label: str, seconds: float) -> None:
+        """One call of `label` that took `seconds` (from a wrapper, or an instrumentation hook)."""
+        with self._lock:
+            self.seconds[label] += seconds
+            self.calls[label] += 1
 
     @contextmanager
     def active(self) -> Iterator[_Busy]:
@@ -188,7 +191,7 @@ def _instrument(busy: _Busy, models: Models, agent: Any) -> None:
     busy.wrap(models.face, "observe", "face")
     busy.wrap(models.voice, "observe", "voice")
     busy.wrap(models.trigger, "tag", "trigger")
-    busy.wrap(agent.parts.manager, "process", "extraction")
+    agent.on_session_handled(lambda done: busy.add("extraction", done.wall_s))
 
 
 def run_seed(data: Path, minutes: float, seed: int, models: Models, cfg: Config, root: Path) -> dict[str, Any]:
@@ -199,7 +202,7 @@ def run_seed(data: Path, minutes: float, seed: int, models: Models, cfg: Config,
     store = SQLiteStore(root / f"memory-seed{seed}.db")
     try:
         timeline = Timeline()
-        agent = build_agent(cfg, store, models, timeline)
+        agent = build_agent(Services(cfg, store, models), timeline)
         busy = _Busy()
         with busy.active():
             _instrument(busy, models, agent)

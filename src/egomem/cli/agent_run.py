@@ -40,7 +40,7 @@ def run_agent(
     a summary; returns the summary (also written with the events to `json_path`). `after`
     runs once the summary is printed; what it returns goes into the JSON too (`run --people`).
     `on_event` hears every timeline event as it happens (`live`'s sleep-time schedule)."""
-    from egomem.runtime.build import Models, build_agent
+    from egomem.runtime.build import Models, Services, build_agent
     from egomem.runtime.demo import memory_snapshot, name_resolver, write_json
     from egomem.runtime.timeline import Timeline, format_event
 
@@ -55,7 +55,7 @@ def run_agent(
     if length is not None:  # a recording: load the models first, saying so (a live source would back up meanwhile)
         say = (lambda text: click.echo(text, err=True)) if terminal else step
         models.load_all(lambda what, s: say(f"run: loaded {what} in {s:.1f} s"))
-    agent = build_agent(config, store, models, timeline, command=command)
+    agent = build_agent(Services(config, store, models), timeline, command=command)
     if length is not None and terminal:
         with click.progressbar(steps, length=length, label="processing", file=sys.stderr) as bar:
             result = agent.run(iter(bar), lockstep=lockstep)

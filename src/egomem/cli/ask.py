@@ -28,10 +28,10 @@ class _Ctx(Protocol):  # egomem.cli.main.Context (not imported: main imports thi
 @click.pass_obj
 def ask(c: _Ctx, question: str, user_id: str | None, as_of: str | None, as_json: bool, no_llm: bool) -> None:
     """Answer QUESTION from memory, with the evidence it rests on."""
-    from egomem.retrieval.ask import Asker, build_llm
+    from egomem.retrieval.ask import Asker
     from egomem.retrieval.dense import EmbeddingCache
-    from egomem.retrieval.encoder import default_encoder
     from egomem.retrieval.timex import parse_as_of
+    from egomem.runtime.services import Services
 
     cutoff = parse_as_of(as_of) if as_of is not None else None
     cfg = c.config
@@ -42,9 +42,10 @@ def ask(c: _Ctx, question: str, user_id: str | None, as_of: str | None, as_json:
         with phases("ask") as say:
             if not no_llm and cfg.ask.llm:
                 say(f"loading the language model ({cfg.llm.provider})")
-            llm = None if no_llm else build_llm(cfg)
+            services = Services(cfg, store)
+            llm = None if no_llm else services.answer_llm
             say("loading the text encoder")
-            encoder = default_encoder()
+            encoder = services.models.text
             encoder.encode([question])  # loads it now, so that round 1's time is the search's own
             asker = Asker(store, EmbeddingCache(encoder), cfg.ask, llm, report=say, admins=cfg.privacy.admins)
             result = asker.ask(question, user_id=user_id, as_of=cutoff)

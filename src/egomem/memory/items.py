@@ -7,6 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
 
+from egomem.schemas import day_text, new_id
+
 ItemKind = Literal["name", "fact", "preference", "summary", "relation"]
 OpName = Literal["ADD", "UPDATE", "DELETE", "NOOP"]
 
@@ -55,6 +57,27 @@ class SessionText(_Model):
     # Names memory already knows (people met or talked about): evidence of a name in
     # lower-case ASR text. Not sent to a model (excluded from the payload).
     known_names: list[str] = Field(default_factory=list, exclude=True)
+
+    @classmethod
+    def dated(
+        cls,
+        start: float,
+        end: float,
+        turns: list[Turn],
+        *,
+        user_name: str | None = None,
+        episode_id: str | None = None,
+    ) -> SessionText:
+        """The one way a session is assembled from its turns: dated by its start ('8 May 2023'),
+        a new episode id unless it continues a stored one."""
+        return cls(
+            episode_id=episode_id or new_id("e"),
+            start=start,
+            end=end,
+            date=day_text(start),
+            turns=turns,
+            user_name=user_name,
+        )
 
     def user_turns(self) -> list[Turn]:
         return [t for t in self.turns if t.speaker == "user" and t.text.strip()]

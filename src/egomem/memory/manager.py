@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 
 from egomem.encoders import DLIB_FACE, RESEMBLYZER_VOICE
 from egomem.errors import InputError, NotFoundError
@@ -107,6 +106,13 @@ class MemoryManager:
         with self.store.transaction():
             return self._write(session, identification, user_id, extracted, plan, status, keep_episode=keep_episode)
 
+    def adopt_name(self, user_id: str, name: str, *, cause: str) -> str:
+        """A name the user said while the session is still open ("I'm Anna"), written now so the
+        dialog knows it at once: memory's one write path for it, in one transaction (a placeholder
+        of that name is merged, as `process` does). Returns what was done, for the report."""
+        with self.store.transaction():
+            return adopt_name(self.store, user_id, name, cause=cause)
+
     def extract(self, session: SessionText) -> tuple[ExtractResult, str]:
         """What `process` would extract from a session, with the same fallback, writing nothing:
         the items and the episode status it would record ("done" or "done:fallback(<reason>)").
@@ -139,7 +145,7 @@ class MemoryManager:
         ep = self.store.get_episode(episode_id)
         turns = [Turn(speaker="user", text=t) for t in ep.user_transcript.splitlines() if t.strip()]
         turns += [Turn(speaker="assistant", text=t) for t in ep.assistant_transcript.splitlines() if t.strip()]
-        session = SessionText(episode_id=ep.id, start=ep.start, end=ep.end, date=_date(ep.start), turns=turns)
+        session = SessionText.dated(ep.start, ep.end, turns, episode_id=ep.id)
         if identification is None and ep.participants:
             identification = Identification(status=IdentityStatus.KNOWN, user_id=ep.participants[0])
         return self.process(session, identification)
@@ -269,8 +275,3 @@ class MemoryManager:
         else:
             self.store.add_episode(episode, cause=cause)
         return SessionOutcome(session.episode_id, False, user_id, reason, notes=[detail] if detail else [])
-
-
-def _date(t: float) -> str:
-    d = datetime.fromtimestamp(t, UTC)
-    return f"{d.day} {d:%B %Y}"

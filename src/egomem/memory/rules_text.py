@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 
 from egomem.memory.items import ExtractedItem
 from egomem.memory.names import NameJudge
+from egomem.schemas import day_text
 
 _CUT = re.compile(
     r"\s+(?:because|cause|but|since|so that|so|when|while|which|who|and i|and we|and my|and it|and then|though|"
@@ -84,9 +85,7 @@ def verb_phrase_3rd(phrase: str) -> str:
 
 
 def relative_dates(text: str, day: datetime) -> str:
-    def fmt(d: datetime) -> str:
-        return f"{d.day} {d:%B %Y}"
-
+    fmt = day_text
     table = [
         (r"\byesterday\b", f"on {fmt(day - timedelta(days=1))}"),
         (r"\btoday\b", f"on {fmt(day)}"),

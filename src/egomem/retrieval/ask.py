@@ -26,12 +26,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from egomem.config import AskConfig, Config
+from egomem.config import AskConfig
 from egomem.errors import ConfigError, EgomemError, InputError, NotFoundError
-from egomem.llm import create_provider
 from egomem.llm.base import LLMError, LLMProvider
 from egomem.privacy.sensitivity import decide, may_recall
-from egomem.providers import BuildContext
 from egomem.retrieval.ask_grounding import best_evidence, grounded, names_assistant
 from egomem.retrieval.ask_people import People, resolve_people, search_text
 from egomem.retrieval.ask_types import (
@@ -522,15 +520,6 @@ def _overlaps(start: float, end: float, w: TimeWindow) -> bool:
 
 def _in(t: float, w: TimeWindow) -> bool:
     return (w.since is None or t >= w.since) and (w.until is None or t <= w.until)
-
-
-def build_llm(config: Config) -> LLMProvider | None:
-    """The configured language model for answers: None when `[ask] llm` is off or only the
-    rules provider is there (rules cannot answer questions)."""
-    if not config.ask.llm:
-        return None
-    provider = create_provider(config.llm, BuildContext(config.data_dir))
-    return None if provider.name == "rules" else provider
 
 
 def _who_said(store: MemoryStore, ep: Episode, speaker: str, names: dict[str, str]) -> tuple[str | None, str | None]:

@@ -17,7 +17,6 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 
 import numpy as np
 
@@ -25,7 +24,7 @@ from egomem.errors import NotFoundError
 from egomem.retrieval.dense import EmbeddingCache, rrf
 from egomem.retrieval.lexical import BM25Index
 from egomem.retrieval.search_config import DEFAULT, FactSearch, Method, SearchConfig, SearchFilters, TurnSearch
-from egomem.schemas import Episode, Fact
+from egomem.schemas import Episode, Fact, day_text
 from egomem.store.base import MemoryStore
 
 ASSISTANT = "assistant"
@@ -127,7 +126,7 @@ class TurnCorpus:
     def _doc(self, u: _Unit) -> str:
         if not self.recipe.with_speaker_and_date or u.turn_index is None:
             return u.text
-        return f"{u.speaker} ({_date(u.episode.start)}): {u.text}"
+        return f"{u.speaker} ({day_text(u.episode.start)}): {u.text}"
 
     def rank(self, query: str, limit: int) -> list[tuple[int, float]]:
         """(unit index, fused score) of the best `limit` units, best first."""
@@ -227,8 +226,3 @@ def _name(store: MemoryStore, user_id: str, memo: dict[str, str]) -> str:
         except NotFoundError:
             memo[user_id] = "user"
     return memo[user_id]
-
-
-def _date(t: float) -> str:
-    d = datetime.fromtimestamp(t, UTC)
-    return f"{d.day} {d:%B %Y}"

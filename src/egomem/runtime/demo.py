@@ -20,7 +20,7 @@ from typing import Any
 from egomem.config import Config
 from egomem.errors import EgomemError
 from egomem.privacy.consent import resolve_policy
-from egomem.runtime.build import Models, build_agent
+from egomem.runtime.build import Models, Services, build_agent
 from egomem.runtime.timeline import Event, Timeline, format_event
 from egomem.store.base import MemoryStore
 from egomem.store.sqlite import SQLiteStore
@@ -76,7 +76,7 @@ def run_demo(config: Config, echo: Callable[[str], None], *, assets: Path = ASSE
     if demo_dir.exists():
         shutil.rmtree(demo_dir)
     store = SQLiteStore(demo_dir / "memory.db")
-    models = Models(config)
+    services = Services(config, store, Models(config))
     name_of = name_resolver(store)
     events: list[dict[str, Any]] = []
     echo(f"egomem demo — memory store: {demo_dir / 'memory.db'} (fresh)")
@@ -101,7 +101,7 @@ def run_demo(config: Config, echo: Callable[[str], None], *, assets: Path = ASSE
                     echo(format_event(ev, name_of))
 
             timeline.subscribe(show)
-            agent = build_agent(config, store, models, timeline, command="demo")
+            agent = build_agent(services, timeline, command="demo")
             agent.record()
             result = agent.run(replay(rec), lockstep=True)
             wav = agent.write_recording(demo_dir / f"{day}-conversation.wav")

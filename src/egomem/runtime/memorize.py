@@ -31,7 +31,7 @@ from pathlib import Path
 
 from egomem.config import Config
 from egomem.errors import InputError
-from egomem.runtime.build import Models, build_agent
+from egomem.runtime.build import Models, Services, build_agent
 from egomem.runtime.timeline import Timeline
 from egomem.store import MemoryStore
 from egomem.stream.sources import read_clip, recording_duration, replay
@@ -90,6 +90,7 @@ def clip_spans(duration_s: float, clip_s: float) -> list[tuple[float, float]]:
 class Memorizer:
     def __init__(self, config: Config, store: MemoryStore, models: Models, *, clip_s: float = DEFAULT_CLIP_S) -> None:
         self.config, self.store, self.models = config, store, models
+        self.services = Services(config, store, models)
         self.clip_s = clip_s
         self.progress_dir = Path(config.data_dir) / "memorize"
 
@@ -147,8 +148,8 @@ class Memorizer:
     def _clip(self, p: Path, prog: Progress, index: int, start: float, end: float, stereo: bool) -> ClipDone:
         t0, c0 = time.perf_counter(), time.process_time()
         rec = read_clip(p, start, end, fps=self.config.runtime.video_fps, stereo_duplex=stereo)
-        agent = build_agent(self.config, self.store, self.models, Timeline(), command="memorize")
-        agent.wall_origin = prog.origin + start  # the clip's sessions are dated in the recording's time
+        # the clip's sessions are dated in the recording's time
+        agent = build_agent(self.services, Timeline(), command="memorize", wall_origin=prog.origin + start)
         result = agent.run(replay(rec), lockstep=True)
         return ClipDone(
             index=index,

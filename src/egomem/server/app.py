@@ -66,6 +66,7 @@ def create_app(config: Config, registry: TenantRegistry | None = None) -> FastAP
     app.state.contexts = {}
     app.state.watchers = {}  # tenant -> outboxes of live inspector views
     app.state.lock = threading.Lock()
+    app.state.services = {}  # tenant -> Services (runtime.services), built on a device's first session
     app.state.metrics = metrics = Metrics()
     metrics.describe("egomem_http_requests_total", "counter", "HTTP requests by route and status")
     metrics.describe("egomem_memory_errors_total", "counter", "requests refused by the memory store")

@@ -10,7 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from egomem.config import Config
 from egomem.llm.base import LLMProvider
-from egomem.retrieval.ask import MAX_QUESTION_CHARS, Asker, build_llm
+from egomem.providers import BuildContext, create
+from egomem.retrieval.ask import MAX_QUESTION_CHARS, Asker
 from egomem.retrieval.ask_types import AskResult
 from egomem.retrieval.dense import EmbeddingCache
 from egomem.retrieval.encoder import default_encoder
@@ -39,13 +40,23 @@ def answer_question(config: Config, ctx: TenantContext, body: AskRequest, llm: L
     return asker.ask(body.question, user_id=body.user_id, as_of=cutoff)
 
 
-def shared_llm(holder: object, config: Config) -> LLMProvider | None:
-    """The answer model, built once per process on first use and kept on `holder`."""
+def process_llm(holder: object, config: Config) -> LLMProvider:
+    """The process's one language model (the `llm` section), built on first use and kept on
+    `holder`: device sessions' memory (`server.session`) and answers share it."""
     with _LLM_LOCK:
-        if not hasattr(holder, "ask_llm"):
-            holder.ask_llm = build_llm(config)  # type: ignore[attr-defined]
-        llm: LLMProvider | None = holder.ask_llm  # type: ignore[attr-defined]
+        if not hasattr(holder, "llm"):
+            holder.llm = create("llm", config.llm, BuildContext(config.data_dir))  # type: ignore[attr-defined]
+        llm: LLMProvider = holder.llm  # type: ignore[attr-defined]
         return llm
+
+
+def shared_llm(holder: object, config: Config) -> LLMProvider | None:
+    """The answer model: None when `[ask] llm` is off or only the rules provider is there
+    (rules cannot answer questions); else the process's one model."""
+    if not config.ask.llm:
+        return None
+    llm = process_llm(holder, config)
+    return None if llm.name == "rules" else llm
 
 
 @router.post("/ask", response_model=AskResult)

@@ -32,7 +32,7 @@ from egomem.retrieval.dense import EmbeddingCache
 from egomem.retrieval.encoder import default_encoder
 from egomem.retrieval.search import search as run_search
 from egomem.retrieval.search_config import DEFAULT, SearchFilters
-from egomem.server.ask_api import AskRequest, answer_question, shared_llm
+from egomem.server.ask_api import AskRequest, answer_question, process_llm, shared_llm
 from egomem.server.deps import TenantContext, api_key_of
 from egomem.server.tenants import TenantRegistry
 from egomem.store import open_store
@@ -184,7 +184,11 @@ def build_server(access: MemoryAccess, log_level: LogLevel = DEFAULT_LOG_LEVEL) 
         (kept in history) or repeats one; `ops` says what was done."""
         tc = tenant(ctx)
         try:
-            done = remember_fact(tc.store, person, fact, cache(tc).encoder, config, kind=kind, source="mcp")
+            # The update agent: the process's one language model, unless `[memory] update_agent` is the rules.
+            agent = None if config.memory.update_agent == "rules" else process_llm(access, config)
+            done = remember_fact(
+                tc.store, person, fact, cache(tc).encoder, config, kind=kind, source="mcp", provider=agent
+            )
         except (EgomemError, ValueError) as exc:
             raise ToolError(_one_line(exc)) from exc
         return {

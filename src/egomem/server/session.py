@@ -14,7 +14,6 @@ import contextlib
 import io
 import json
 import time
-from functools import partial
 from typing import Any
 
 import numpy as np
@@ -23,8 +22,9 @@ from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 from egomem.dialog.remote import RemoteModel
 from egomem.errors import EgomemError, InputError
 from egomem.runtime.agent import EgoMem
-from egomem.runtime.build import Models, build_agent
+from egomem.runtime.build import Models, Services, build_agent
 from egomem.runtime.timeline import Event, Timeline
+from egomem.server.ask_api import process_llm
 from egomem.server.deps import websocket_tenant
 from egomem.server.protocol import Kind, decode, pcm16_to_float
 from egomem.stream.buffer import Frame as VideoFrame
@@ -104,9 +104,6 @@ async def stream(ws: WebSocket) -> None:
     tenant = await websocket_tenant(ws)
     if tenant is None:
         return
-    config = app.state.config
-    store = app.state.tenants.store(tenant)
-    models: Models = app.state.models
     outbox = Outbox(asyncio.get_running_loop())
     timeline = Timeline()
 
@@ -122,14 +119,9 @@ async def stream(ws: WebSocket) -> None:
     timeline.subscribe(deliver)
     remote = ws.query_params.get("dialog", "server") == "client"
     try:
-        agent = await asyncio.to_thread(
-            partial(build_agent, command="serve"),  # consent: `ask` unless [privacy] consent says otherwise
-            config,
-            store,
-            models,
-            timeline,
-            model=RemoteModel() if remote else None,
-        )
+        # In a worker thread, as the services' first use may load the language model: on the event
+        # loop that would miss the client's keepalive pings.
+        agent = await asyncio.to_thread(_build, app, tenant, timeline, RemoteModel() if remote else None)
     except EgomemError as exc:
         await ws.send_json({"type": "error", "message": str(exc)})
         await ws.close(code=1011)
@@ -206,9 +198,24 @@ def _apply(frame: Any, agent: EgoMem, asm: StepAssembler) -> list[Step]:
     elif frame.kind == Kind.ASSISTANT_TEXT:
         agent.assistant_said(frame.payload.decode("utf-8"), asm.now_s)
     elif frame.kind == Kind.MONOLOGUE:
-        for chunk in agent.parts.retrieval.on_model_text(frame.payload.decode("utf-8")):
-            agent.parts.model.on_memchunk(chunk)
+        agent.monologue(frame.payload.decode("utf-8"))
     return []
+
+
+def _build(app: Any, tenant: str, timeline: Timeline, model: RemoteModel | None) -> EgoMem:
+    # consent: `ask` unless [privacy] consent says otherwise
+    return build_agent(_services(app, tenant), timeline, model=model, command="serve")
+
+
+def _services(app: Any, tenant: str) -> Services:
+    """The tenant's services (its store; the process's models and language model), built once."""
+    llm = process_llm(app.state, app.state.config)  # its own lock: app.state.lock guards cheap work only
+    with app.state.lock:
+        built: dict[str, Services] = app.state.services
+        if tenant not in built:
+            models: Models = app.state.models
+            built[tenant] = Services(app.state.config, app.state.tenants.store(tenant), models, llm=llm)
+        return built[tenant]
 
 
 def _advance(agent: EgoMem, steps: list[Step]) -> None:

@@ -8,28 +8,24 @@
   text-only upper bound that separates ASR and identity errors from extraction errors.
 
 The extraction CPU time is `time.process_time()` around `MemoryManager.process` (extract,
-update agent, write). In the audio variant the agent's other threads run meanwhile, so
-there it is an upper bound; the transcript figure is the clean one.
+update agent, write), as the agent's instrumentation hook reports it (`on_session_handled`).
+In the audio variant the agent's other threads run meanwhile, so there it is an upper bound;
+the transcript figure is the clean one.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from egomem.bench.convo.media import RenderedDay, Visit
 from egomem.bench.convo.score import Observation, current_facts
 from egomem.config import Config
-from egomem.dialog.base import UserTurn
 from egomem.identity.types import Identification, IdentityStatus
 from egomem.memory.items import SessionText, Turn
-from egomem.runtime.agent import Components
-from egomem.runtime.build import Models, build_agent
+from egomem.runtime.agent import EgoMem
+from egomem.runtime.build import Models, Services, build_agent
 from egomem.runtime.timeline import Timeline
-from egomem.schemas import new_id
 from egomem.store.base import MemoryStore
 from egomem.stream.sources import read_recording, replay
 from egomem_eval.convo.scenario import Scenario, Session
@@ -38,61 +34,36 @@ DAY_S = 86_400.0
 MIN_OVERLAP_S = 2.0  # one identity poll
 
 
-class _Timed:
-    """The manager's `process`, timed (CPU seconds per session)."""
-
-    def __init__(self, process: Callable[..., Any], cpu: list[float]) -> None:
-        self.process, self.cpu = process, cpu
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        c0 = time.process_time()
-        try:
-            return self.process(*args, **kwargs)
-        finally:
-            self.cpu.append(time.process_time() - c0)
-
-
 def _snapshot(store: MemoryStore, obs: Observation) -> None:
     obs.day1_facts = {p: [f.text for f in current_facts(store, ids)] for p, ids in obs.person_users.items()}
 
 
 # -- transcript ---------------------------------------------------------------------------
-def respond(parts: Components, text: str, t: float, user_id: str | None) -> str:
-    """The dialog model's answer to one user turn, its `<retr>` queries served by retrieval
-    (as the agent does in its stream loop); returns what it said."""
-    said = []
-    for tok in parts.model.on_user_turn(UserTurn(text, t, t, user_id)):
-        for chunk in parts.retrieval.on_model_text(tok):
-            parts.model.on_memchunk(chunk)
-        said.append(tok)
-    out = "".join(said)
-    return " ".join(out.split("<answer>", 1)[-1].split())
-
-
 def run_transcript(sc: Scenario, store: MemoryStore, cfg: Config, models: Models) -> Observation:
     obs = Observation(person_users={p: set() for p in sc.names})
+    services = Services(cfg, store, models)
     for day in (1, 2):
         if day == 2:
             _snapshot(store, obs)
         timeline = Timeline()
-        agent = build_agent(cfg, store, models, timeline)
-        agent.parts.manager.process = _Timed(agent.parts.manager.process, obs.cpu_s)  # type: ignore[method-assign]
+        agent = build_agent(services, timeline)
+        agent.on_session_handled(lambda done: obs.cpu_s.append(done.cpu_s))
         origin = time.time() - (2 - day) * DAY_S
         for i, s in enumerate(x for x in sc.sessions if x.day == day):
-            _transcript_session(sc, s, agent.parts, timeline, obs, origin + i * 600.0)
+            _transcript_session(sc, s, agent, timeline, obs, origin + i * 600.0)
     return obs
 
 
 def _transcript_session(
-    sc: Scenario, s: Session, parts: Components, timeline: Timeline, obs: Observation, start: float
+    sc: Scenario, s: Session, agent: EgoMem, timeline: Timeline, obs: Observation, start: float
 ) -> None:
     known = sorted(obs.person_users[s.person])
     uid = known[0] if known else None
     if uid is not None:  # the person is recognised (identity is given here): Level 1, greeting
         before = len(timeline.of_type("assistant"))
         for _ in range(5):
-            parts.retrieval.observe(Identification(IdentityStatus.KNOWN, user_id=uid), at=start)
-            if parts.retrieval.current_user() == uid:
+            agent.identified(Identification(IdentityStatus.KNOWN, user_id=uid), at=start)
+            if agent.current_user() == uid:
                 break
         obs.greetings[s.person] = [e.fields["text"] for e in timeline.of_type("assistant")[before:]]
     turns: list[Turn] = []
@@ -100,20 +71,13 @@ def _transcript_session(
     for k, u in enumerate(s.turns):
         t = k * 8.0
         turns.append(Turn(speaker="user", text=u.text, start=t, end=t + 3.0))
-        answer = respond(parts, u.text, t + 3.0, uid)
+        answer = agent.reply(u.text, t + 3.0, uid)
         turns.append(Turn(speaker="assistant", text=answer, start=t + 3.5, end=t + 5.0))
         if asks and u.kind.startswith("ask_"):
             obs.answers[s.person] = answer
-    session = SessionText(
-        episode_id=new_id("e"),
-        start=start,
-        end=start + 8.0 * len(s.turns),
-        date=datetime.fromtimestamp(start, UTC).strftime("%-d %B %Y"),
-        turns=turns,
-        user_name=None,
-    )
+    session = SessionText.dated(start, start + 8.0 * len(s.turns), turns)
     ident = Identification(IdentityStatus.KNOWN, user_id=uid) if uid else Identification(IdentityStatus.NEW)
-    outcome = parts.manager.process(session, ident)
+    outcome = agent.remember(session, ident)
     if outcome.user_id:
         obs.person_users[s.person].add(outcome.user_id)
 
@@ -121,12 +85,13 @@ def _transcript_session(
 # -- audio --------------------------------------------------------------------------------
 def run_audio(sc: Scenario, days: list[RenderedDay], store: MemoryStore, cfg: Config, models: Models) -> Observation:
     obs = Observation(person_users={p: set() for p in sc.names})
+    services = Services(cfg, store, models)
     for day, rd in enumerate(days, 1):
         if day == 2:
             _snapshot(store, obs)
         timeline = Timeline()
-        agent = build_agent(cfg, store, models, timeline)
-        agent.parts.manager.process = _Timed(agent.parts.manager.process, obs.cpu_s)  # type: ignore[method-assign]
+        agent = build_agent(services, timeline)
+        agent.on_session_handled(lambda done: obs.cpu_s.append(done.cpu_s))
         rec = read_recording(Path(rd.path), fps=cfg.runtime.video_fps)
         result = agent.run(replay(rec), lockstep=True)
         _map_people(rd, timeline, result.duration_s, obs)

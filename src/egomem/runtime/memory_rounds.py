@@ -1,0 +1,270 @@
+"""The memory management process, in its own worker thread, a round every `memory_interval_s`.
+
+Each round the episodic trigger tags the stream since the last finished session; spans of the
+same person are fused, each grows to cover the heard turns it overlaps, and each finished
+session is assembled per speaker from the conversation log and handed to memory
+(`hand_over`: the one place a finished session goes; observers are told each one, timed). A
+session is finished only when every user turn in it has its transcript, so the end of a stream
+flushes the open turn and transcribes it before the last round.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from egomem.config import RuntimeConfig
+from egomem.identity.types import Identification, IdentityStatus
+from egomem.memory.items import SessionText, Turn
+from egomem.memory.manager import MemoryManager, SessionOutcome
+from egomem.memory.trigger.features import KnownVAD
+from egomem.perception.audio import SAMPLE_RATE
+from egomem.retrieval.process import RetrievalProcess
+from egomem.runtime.conversation_log import UNKNOWN_VOICE, ConversationLog
+from egomem.runtime.dialog_loop import ProcessTimes
+from egomem.runtime.names import NameLearner
+from egomem.runtime.privacy_turns import PrivacyTurns
+from egomem.runtime.timeline import Timeline
+from egomem.runtime.window import AgentStream
+from egomem.stream.clock import STEP_S
+
+logger = logging.getLogger(__name__)
+
+
+class Trigger(Protocol):
+    def tag(self, listen16k: np.ndarray, speak16k: np.ndarray, vad: KnownVAD | None = None) -> np.ndarray: ...
+
+
+@dataclass(frozen=True)
+class SessionHandled:
+    """What an observer of the memory process is told for each session handed to memory."""
+
+    session: SessionText
+    outcome: SessionOutcome
+    wall_s: float  # seconds inside `MemoryManager.process` (extract, update agent, write)
+    cpu_s: float  # process CPU seconds meanwhile (other threads' work included)
+
+
+class MemoryRounds:
+    def __init__(
+        self,
+        *,
+        config: RuntimeConfig,
+        poll_interval_s: float,
+        stream: AgentStream,
+        log: ConversationLog,
+        trigger: Trigger,
+        sessions: Callable[[np.ndarray], list[tuple[int, int]]],
+        vad_since: Callable[[int], tuple[np.ndarray, int]],
+        speech_pending_since: Callable[[], float | None],
+        manager: MemoryManager,
+        retrieval: RetrievalProcess,
+        names: NameLearner,
+        timeline: Timeline,
+        times: ProcessTimes,
+        privacy: PrivacyTurns | None = None,
+    ) -> None:
+        self.privacy = privacy  # privacy hook: who stays out of memory
+        self.config, self.poll_interval_s, self.stream, self.log = config, poll_interval_s, stream, log
+        self.trigger, self.sessions, self.vad_since = trigger, sessions, vad_since
+        self.speech_pending_since = speech_pending_since
+        self.manager, self.retrieval, self.names, self.timeline, self.times = manager, retrieval, names, timeline, times
+        self.outcomes: list[SessionOutcome] = []
+        self.finished: list[tuple[float, float, str | None]] = []  # (start, end, user) per session
+        self._observers: list[Callable[[SessionHandled], None]] = []
+        self._origin = 0.0  # memory management has finished everything before this
+        self._queue: queue.Queue[tuple[float, bool] | None] = queue.Queue()
+        self._thread: threading.Thread | None = None
+
+    def observe(self, callback: Callable[[SessionHandled], None]) -> None:
+        """Tell `callback` each session handed to memory, timed (instrumentation)."""
+        self._observers.append(callback)
+
+    # -- the worker ---------------------------------------------------------------------------
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._loop, name="egomem-memory", daemon=True)
+        self._thread.start()
+
+    def request(self, t: float, *, wait: bool) -> None:
+        """A round at stream time `t`; `wait`: return when it is done (lockstep)."""
+        self._queue.put((t, False))
+        if wait:
+            # The round reads identity and the store that polls also write: done before the
+            # stream moves on, a lockstep run is repeatable (memorize's resume).
+            self._queue.join()
+
+    def close(self, t: float) -> None:
+        """End of stream at `t`: a final round closes every open session, then the thread ends."""
+        self._queue.put((t, True))
+        self._queue.put(None)
+
+    def join(self) -> None:
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+
+    def _loop(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                self._queue.task_done()
+                return
+            t0 = time.perf_counter()
+            try:
+                self.round(*item)
+            except Exception:  # keep the process alive; the sessions stay for the next round
+                logger.exception("memory management failed")
+            finally:
+                self.times.memory += time.perf_counter() - t0
+                self._queue.task_done()
+
+    # -- a round ------------------------------------------------------------------------------
+    def round(self, now_s: float, final: bool) -> None:
+        buffer = self.stream.buffer
+        origin = max(self._origin, now_s - self.config.buffer_s + 1.0)
+        listen = buffer.listen.window(origin, now_s)
+        speak = buffer.speak.window(origin, now_s)
+        if listen.size < SAMPLE_RATE:
+            return
+        if speak.size != listen.size:
+            speak = np.resize(speak, listen.size) if speak.size else np.zeros_like(listen)
+        first = round(origin * SAMPLE_RATE)  # the window's first sample (origins are whole steps)
+        probs, vad_start = self.vad_since(first)
+        labels = self.trigger.tag(listen, speak, KnownVAD(probs, vad_start - first))
+        # Not final while a continuation by the same person could still merge into it.
+        margin = max(self.config.session_margin_s, self.config.session_merge_gap_s)
+        spans = [(origin + a * STEP_S, origin + (b + 1) * STEP_S) for a, b in self.sessions(labels)]
+        # Read before the heard turns (`_cover_turns`): a turn is pending or heard at every moment,
+        # so one that is neither now started after this point, i.e. after every span here.
+        pending = self.speech_pending_since()
+        for start, end in self._cover_turns(self._merge_same_person(spans), now_s):
+            if not final and end > now_s - margin:
+                break  # still open (or too fresh to be sure it ended): next round
+            if not final and pending is not None and pending < end:
+                # A turn that started inside this session is still open or being transcribed:
+                # closing now would store the session without it (the phone call's whole 23 s
+                # turn arrived after its session was closed "empty"). The next round decides,
+                # with the turn heard; the stream's end flushes and transcribes it first.
+                break
+            self._finish_session(start, end)
+            self._origin = end
+        if final:
+            self._origin = now_s
+
+    def _cover_turns(self, spans: list[tuple[float, float]], now_s: float) -> list[tuple[float, float]]:
+        """Each heard turn belongs to exactly one session, whole: a session grows to cover every
+        turn not yet stored that overlaps it (its start back to the turn's start, its end to the
+        turn's end, rounded up to a whole step), and sessions that then overlap are one.
+
+        Why grow rather than cut: a transcript cannot be split in time, and the trigger's span
+        boundaries (from VAD and the assistant's channel, every 80 ms) often fall inside a long
+        VAD turn that runs over several people. Left as they were, the turn would either reach
+        no session (closed before it was transcribed: dropped) or two (stored twice)."""
+        heard = [(h.start, h.end) for h in self.log.heard_turns(since=self._origin)]
+        out: list[tuple[float, float]] = []
+        for start, end in spans:
+            if out and start < out[-1][1]:  # reached by the previous session's turns: one session
+                prev_start, prev_end = out.pop()
+                start, end = prev_start, max(end, prev_end)
+            grown, trigger_end = True, end
+            while grown:
+                grown = False
+                for s, e in heard:
+                    if s < end and e > start and (s < start or e > end):
+                        start, end, grown = min(start, s), max(end, e), True
+            if end > trigger_end:  # the next round's window starts here: keep it on a whole step
+                end = min(now_s, math.ceil(end / STEP_S - 1e-6) * STEP_S)
+            out.append((start, end))
+        return out
+
+    def _merge_same_person(self, spans: list[tuple[float, float]]) -> list[tuple[float, float]]:
+        """Fuse the trigger with identity: spans of the same person less than
+        `session_merge_gap_s` apart are one session (the trigger's spurious splits), while
+        back-to-back sessions of different people stay apart."""
+        out: list[tuple[float, float]] = []
+        for start, end in spans:
+            if out and start - out[-1][1] < self.config.session_merge_gap_s:
+                prev_user = self._present_during(*out[-1])
+                if prev_user is not None and prev_user == self._present_during(start, end):
+                    out[-1] = (out[-1][0], end)
+                    continue
+            out.append((start, end))
+        return out
+
+    def _present_during(self, start: float, end: float) -> str | None:
+        # Identity is confirmed a couple of polls after a person appears (debounce), so a
+        # short session is attributed by what the polls decided just after it too.
+        return self.log.present_during(start, end, lag_s=3 * self.poll_interval_s)
+
+    def _finish_session(self, start: float, end: float) -> None:
+        """Memory for one session. With several people in it (turns attributed to another
+        enrolled person by voice), each person's turns are their own session text, with all
+        the assistant's lines for context, so each person's facts land on them and what one
+        says about another ("this is my husband Ben") links the speaker to that person."""
+        heard = self.log.heard_overlapping(start, end)
+        said = self.log.said_between(start, end + 1.0)
+        user = self._present_during(start, end)
+        if self.privacy is not None:  # privacy hook: a pending id that agreed is now a user
+            user = self.privacy.gate.resolve(user)
+        self.finished.append((start, end, user))
+        by_person: dict[str | None, list[tuple[float, float, str]]] = {}
+        for h in heard:
+            by_person.setdefault(h.speaker or user, []).append((h.start, h.end, h.text))
+        unknown = by_person.pop(UNKNOWN_VOICE, [])
+        if unknown:
+            what = f"{len(unknown)} turn(s) by an unknown voice kept out of memory"
+            self.timeline.add(end, "memory", op="SKIPPED", user=None, text=what)
+        speakers = [p for p in by_person if p is not None]
+        self.timeline.add(
+            end, "session", start=start, end=end, user=user, **({"speakers": speakers} if len(by_person) > 1 else {})
+        )
+        for person, own in by_person.items() or [(user, [])]:
+            if self.privacy is not None and self.privacy.keeps_out(person):  # privacy hook
+                self.timeline.add(end, "memory", op="SKIPPED", user=None, text="no consent: kept out of memory")
+                continue
+            self._process_session(start, end, person, own, said)
+
+    def _process_session(
+        self,
+        start: float,
+        end: float,
+        user: str | None,
+        heard: list[tuple[float, float, str]],
+        said: list[tuple[float, str]],
+    ) -> None:
+        turns = [Turn(speaker="user", text=x, start=s, end=e) for s, e, x in heard]
+        turns += [Turn(speaker="assistant", text=x, start=t, end=t) for t, x in said]
+        turns.sort(key=lambda tr: tr.start or 0.0)
+        wall = self.stream.wall
+        session = SessionText.dated(wall(start), wall(end), turns, user_name=self.names.name_of(user))
+        ident = Identification(IdentityStatus.KNOWN, user_id=user) if user else None
+        outcome = self.hand_over(session, ident)
+        self.outcomes.append(outcome)
+        if not outcome.ok:
+            self.timeline.add(end, "memory", op="FAILED", user=user, text=outcome.reason)
+        for op, _, text in outcome.applied.ops:
+            self.timeline.add(end, "memory", op=op, user=outcome.user_id, text=text)
+        for c in outcome.checked:  # what the post-check kept out of memory, and why
+            done = "" if c.replaced_by is None else f" -> {c.replaced_by.text}"
+            op = "DROPPED" if c.replaced_by is None else "REWROTE"
+            self.timeline.add(end, "memory", op=op, user=outcome.user_id, text=f"{c.item.text}{done} ({c.why})")
+        if outcome.user_id and outcome.user_id == self.retrieval.current_user():
+            self.retrieval.refresh_level1()
+
+    def hand_over(self, session: SessionText, identification: Identification | None) -> SessionOutcome:
+        """A finished session to memory: the one place sessions leave the runtime (where work
+        that follows a written session hooks in, through `observe`)."""
+        t0, c0 = time.perf_counter(), time.process_time()
+        outcome = self.manager.process(session, identification)
+        handled = SessionHandled(session, outcome, time.perf_counter() - t0, time.process_time() - c0)
+        for callback in self._observers:
+            callback(handled)
+        return outcome

@@ -1,0 +1,103 @@
+"""A name said during a session ("I'm Anna"), learnt at once so the dialog knows it.
+
+The dialog loop hands each heard turn here; the identity poller settles a name that waited for
+its speaker to be identified. The name is written through memory (`MemoryManager.adopt_name`),
+never by this module.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from egomem.errors import EgomemError
+from egomem.memory.manager import MemoryManager
+from egomem.memory.rules_extract import name_in
+from egomem.retrieval.process import RetrievalProcess
+from egomem.runtime.timeline import Timeline
+from egomem.store.base import MemoryStore
+
+# A name heard while the speaker is not yet identified waits this many polls for them.
+NAME_WAIT_POLLS = 3
+
+
+class NameLearner:
+    def __init__(
+        self,
+        store: MemoryStore,
+        manager: MemoryManager,
+        retrieval: RetrievalProcess,
+        timeline: Timeline,
+        *,
+        poll_interval_s: float,
+        wall: Callable[[float], float],
+    ) -> None:
+        self.store, self.manager, self.retrieval, self.timeline = store, manager, retrieval, timeline
+        self.poll_interval_s = poll_interval_s
+        self.wall = wall  # stream seconds -> wall-clock seconds (retrieval's clock)
+        self._lock = threading.Lock()
+        self._pending: tuple[str, float, str | None] | None = None  # (name, heard at, Level-1 user then)
+
+    def heard(self, text: str, start: float, end: float, by_voice: str | None = None) -> None:
+        """A user whose name memory lacks says it: write it now, not after the session, and
+        refresh Level 1 so the dialog model knows it at once.
+
+        Who said it must be certain, or a name lands on the wrong person. The Level-1 user
+        is debounced, so just after a change of person it is still the previous one: the name
+        goes to the current user only when a poll during the utterance matched that user
+        itself; otherwise it waits for the next user to become current (a newly enrolled
+        person, typically) within `NAME_WAIT_POLLS` polls, and is dropped after that (the
+        session's extraction still finds it). A turn attributed by its own voice (`by_voice`)
+        needs no poll: the name is that person's."""
+        try:
+            name = name_in(text, [u.name for u in self.store.list_users() if u.name])
+        except EgomemError as exc:
+            self.timeline.add(end, "warning", text=f"could not read a name: {exc}")
+            return
+        if name is None:
+            return
+        if by_voice is not None:
+            self._adopt(by_voice, name, end)
+            return
+        user = self.retrieval.current_user()
+        seen = self.retrieval.matches_between(self.wall(start) - self.poll_interval_s, self.wall(end) + 1e-3)
+        if user is not None and seen and all(u == user for u in seen):
+            self._adopt(user, name, end)
+        else:
+            with self._lock:
+                self._pending = (name, end, user)
+
+    def settle(self, t: float, current: str | None) -> None:
+        """After a poll at stream time `t` found `current`: a waiting name goes to them once they
+        are someone other than the user current when it was said."""
+        with self._lock:
+            pending = self._pending
+            if pending is None:
+                return
+            if t - pending[1] > NAME_WAIT_POLLS * self.poll_interval_s:
+                self._pending = None
+                return
+        if current is None or current == pending[2]:
+            return  # still the previous user (or nobody): wait for the speaker to be identified
+        with self._lock:
+            self._pending = None
+        self._adopt(current, pending[0], t)
+
+    def name_of(self, user_id: str | None) -> str | None:
+        if user_id is None:
+            return None
+        try:
+            return self.store.get_user(user_id).name
+        except EgomemError:
+            return None
+
+    def _adopt(self, user: str, name: str, t: float) -> None:
+        if self.name_of(user) is not None:
+            return
+        try:
+            done = self.manager.adopt_name(user, name, cause="name said during the session")
+        except EgomemError as exc:
+            self.timeline.add(t, "warning", text=f"could not record the name: {exc}")
+            return
+        self.timeline.add(t, "memory", op="NAME", user=user, text=f"{name} ({done})")
+        self.retrieval.refresh_level1()
