@@ -89,9 +89,13 @@ def test_mcp_tools_through_the_sdk_client(service: tuple[Config, TenantRegistry,
             assert done["user_id"] == ids["anna"] and [o["op"] for o in done["ops"]] == ["ADD"]
             again = _text(await client.call_tool("remember", {"person": "Anna", "fact": "is allergic to nuts"}))
             assert [o["op"] for o in again["ops"]] == ["NOOP"]
+            # A health fact is sensitive (docs/privacy.md): her brother asking gets it left out ...
             res = _text(
                 await client.call_tool("ask", {"question": "What is my sister allergic to?", "user_id": ids["tom"]})
             )
+            assert "is allergic to nuts" not in [e["quote"] for e in res["evidence"]]
+            # ... while an ask with no asking person (the operator, an admin) sees it.
+            res = _text(await client.call_tool("ask", {"question": "What is Anna allergic to?"}))
             assert res["evidence"][0]["quote"] == "is allergic to nuts" and res["answered_by"] == "evidence"
             hits = _text(await client.call_tool("search", {"query": "allergic", "user_id": ids["anna"]}))
             assert hits["facts"][0]["text"] == "is allergic to nuts"
