@@ -55,6 +55,7 @@ PROCESS_VARIABLES: dict[str, str] = {
     "EGOMEM_PG_PORT": "port of the test PostgreSQL (scripts/postgres.sh)",
     "EGOMEM_PG_DIR": "data folder of the test PostgreSQL (scripts/postgres.sh)",
     "EGOMEM_PG_DB": "database of the test PostgreSQL (scripts/postgres.sh)",
+    "EGOMEM_MASTER_KEY": "the master key of sealed identity keys under privacy.master_key = 'env' (base64 or hex)",
 }
 PROCESS_PREFIXES = ("EGOMEM_TEST_",)  # the test suite's own (EGOMEM_TEST_PG_DSN)
 
@@ -231,6 +232,16 @@ MOVED_KEYS = {
 RENAMED_PROVIDERS = {("llm", "gguf"): "local (llm.model = the .gguf path)"}
 
 
+class PrivacyConfig(_Section):
+    # Where the master key that wraps every person's data key comes from (store/crypto.py,
+    # docs/privacy.md "Keys at rest"): "file" (default: master_key_file, else <data_dir>/master.key,
+    # generated once with mode 0600 when the store is new), "env" (the variable master_key_env, base64
+    # or hex), or a source a plugin registered (store.crypto.register_master_key_source, e.g. a KMS).
+    master_key: str = "file"
+    master_key_file: Path | None = None
+    master_key_env: str = "EGOMEM_MASTER_KEY"
+
+
 class Config(_Section):
     data_dir: Path = Field(default_factory=default_data_dir)
     face: FaceConfig = Field(default_factory=FaceConfig)
@@ -241,6 +252,7 @@ class Config(_Section):
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
     runtime: RuntimeConfig = Field(default_factory=RuntimeConfig)
     ask: AskConfig = Field(default_factory=AskConfig)
+    privacy: PrivacyConfig = Field(default_factory=PrivacyConfig)
     # Provider sections: {provider = "name", ...that provider's own settings} (egomem.providers).
     asr: SerializeAsAny[ProviderConfig] = _provider_field("asr")
     llm: SerializeAsAny[ProviderConfig] = _provider_field("llm")

@@ -55,9 +55,15 @@ identity_keys = sa.Table(
     sa.Column("condition", sa.Text, nullable=False, server_default=""),
     sa.Column("created_at", REAL, nullable=False),
     sa.Column("embedding", EMBEDDING),  # PostgreSQL only (see the module docstring)
+    # Schema 3: 1 when `vector` holds the key sealed under its person's data key (store/crypto.py), 0 for
+    # a plaintext float32 key (written before schema 3, or bulk-loaded) that the next open seals.
+    sa.Column("sealed", sa.Integer, nullable=False, server_default=sa.text("0")),
     sa.CheckConstraint("modality IN ('face', 'voice')"),
     sa.CheckConstraint("dim > 0"),
     sa.Index("identity_keys_user", "user_id", "modality"),
+    sa.Index(
+        "identity_keys_unsealed", "id", sqlite_where=sa.text("sealed = 0"), postgresql_where=sa.text("sealed = 0")
+    ),
 )
 # The columns every backend has (identity_keys minus the PostgreSQL-only embedding).
 KEY_COLUMNS = tuple(c for c in identity_keys.c if c.name != "embedding")
@@ -160,6 +166,28 @@ history = sa.Table(
     sa.CheckConstraint("op IN ('ADD', 'UPDATE', 'DELETE', 'NOOP')"),
     sa.Index("history_user", "user_id"),
     sa.Index("history_other_user", "other_user_id"),
+)
+
+# The keyring (store/keyring.py): each person's data key, wrapped by the master key, and one value
+# sealed under the master key that proves a key is the right one before anything is read or written.
+# SQLite keeps these in their own file (keyring.db beside memory.db, so that a copy of memory.db holds
+# no data key); PostgreSQL in the store's schema (created by migration 3). Kept out of `metadata`:
+# on SQLite they are no table of the memory database.
+keyring_metadata = sa.MetaData()
+
+data_keys = sa.Table(
+    "data_keys",
+    keyring_metadata,
+    sa.Column("user_id", sa.Text, primary_key=True),
+    sa.Column("wrapped", sa.LargeBinary, nullable=False),  # nonce || AES-GCM(master, data key) || tag
+    sa.Column("created_at", REAL, nullable=False),
+)
+
+keyring_check = sa.Table(
+    "keyring_check",
+    keyring_metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("sealed", sa.LargeBinary, nullable=False),
 )
 
 # PostgreSQL only: the schema version (one row).

@@ -36,7 +36,13 @@ def merge_users(ops: UserOps, keep_id: str, drop_id: str, *, cause: str = "") ->
     db = ops.db
     with db.transaction():
         keep, drop = ops.get(keep_id), ops.get(drop_id)
-        for column in (identity_keys.c.user_id, facts.c.user_id, relations.c.subject_id, relations.c.object_id):
+        from egomem.store.ops.keys import reseal_keys  # keys.py imports users.py, which imports this module
+
+        # Identity keys are sealed under their person's data key: re-sealed under keep's, then drop's
+        # data key is destroyed once this commits (before, a rollback would leave drop's keys unopenable).
+        reseal_keys(db, ops.keyring, drop_id, keep_id)
+        db.after_commit(lambda: ops.keyring.destroy(drop_id))
+        for column in (facts.c.user_id, relations.c.subject_id, relations.c.object_id):
             db.execute(sa.update(column.table).where(column == drop_id).values({column.name: keep_id}))
         # An edge between the two people becomes a self-loop after the merge: drop it.
         db.execute(sa.delete(relations).where(relations.c.subject_id == keep_id, relations.c.object_id == keep_id))
@@ -84,6 +90,9 @@ def delete_user(ops: UserOps, user_id: str, *, cause: str = "") -> DeletionRepor
     removed: dict[str, int] = {}
     with db.transaction():
         ops.get(user_id)
+        # Crypto-shredding: the data key goes first. In a keyring of its own (SQLite) that commits now,
+        # so even if deleting the rows below fails, the person's sealed keys can no longer be opened.
+        ops.keyring.destroy(user_id)
         others = sa.select(episode_participants.c.episode_id).where(episode_participants.c.user_id != user_id)
         solo = [
             r["episode_id"]
