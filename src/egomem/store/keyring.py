@@ -52,6 +52,7 @@ class Keyring:
         self._unreadable: set[str] = set()  # logged once per person
         self._unopened: set[int] = set()  # key ids, logged once each
         self._lock = threading.Lock()
+        self.generation = 0  # grows whenever a data key is destroyed (caches of opened keys are dropped)
 
     @property
     def where(self) -> str:
@@ -129,6 +130,7 @@ class Keyring:
         self._forget(user_id)
         with self.db.transaction():
             self.db.execute(sa.delete(data_keys).where(data_keys.c.user_id == user_id))
+        self.generation += 1
 
     def user_ids(self) -> set[str]:
         return {str(r[0]) for r in self.db.fetch_tuples(sa.select(data_keys.c.user_id))}

@@ -127,6 +127,10 @@ class KeyOps:
         self, db: Database, log: HistoryOps, users: UserOps, capabilities: StoreCapabilities, keyring: Keyring
     ) -> None:
         self.db, self.log, self.users, self.capabilities, self.keyring = db, log, users, capabilities, keyring
+        # matrix(): what each sealed key opened to, per encoder, so the exact search (which reads every key
+        # on every call) opens only keys it has not seen; the plaintext the in-process index holds anyway.
+        self._opened: dict[tuple[str, str], dict[int, tuple[str, bytes, bytes]]] = {}
+        self._opened_generation = 0
 
     def _open(
         self, key_id: int, user_id: str, modality: str, model: str, stored: bytes, sealed: int, dim: int
@@ -242,22 +246,34 @@ class KeyOps:
     def matrix(self, modality: Modality, model: str) -> tuple[list[int], list[str], np.ndarray]:
         """(key ids, user ids, (n, dim) float32 matrix) of one encoder's keys, in id order.
 
-        Reads the raw float32 blobs as plain tuples: decoding 100k keys through IdentityKey models
+        Reads the raw blobs as plain tuples: decoding 100k keys through IdentityKey models
         costs seconds, and even a name mapping per row triples the read (the exact search on SQLite
-        reads them on every call)."""
+        reads them on every call). Keys that do not open are left out."""
         rows = self.db.fetch_tuples(_MATRIX, {"modality": modality.value, "model": model})
         ids: list[int] = []
         users: list[str] = []
         blobs: list[bytes] = []
         dim = 0
+        if self._opened_generation != self.keyring.generation:  # a data key was destroyed: open afresh
+            self._opened.clear()
+            self._opened_generation = self.keyring.generation
+        cache = self._opened.setdefault((modality.value, model), {})
         for key_id, user_id, stored, sealed in rows:
-            stored = bytes(stored)
             if not dim:
                 dim = (len(stored) - SEAL_OVERHEAD if sealed else len(stored)) // 4
-            plain = self._open(key_id, user_id, modality.value, model, stored, sealed, dim)
+            # Sealed bytes are unique (a random nonce each): the same bytes of the same person open the same.
+            hit = cache.get(key_id)
+            if hit is not None and hit[1] == stored and hit[0] == user_id:
+                plain: bytes | None = hit[2]
+            else:
+                plain = self._open(key_id, user_id, modality.value, model, bytes(stored), sealed, dim)
+                if plain is not None:
+                    cache[key_id] = (user_id, stored, plain)
             if plain is not None:
-                ids.append(int(key_id))
-                users.append(str(user_id))
+                ids.append(key_id)
+                users.append(user_id)
                 blobs.append(plain)
+        if len(cache) > len(ids):  # deleted keys leave the cache
+            self._opened[(modality.value, model)] = {k: cache[k] for k in ids}
         matrix = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), dim)
         return ids, users, matrix
