@@ -275,3 +275,20 @@ def test_an_upgraded_store_seals_its_plaintext_keys_without_loss(tmp_path: Path)
         assert all(v.tobytes()[:64] not in raw for _, v in more)
     finally:
         store.close()
+
+
+def test_rotating_the_master_key_rewraps_every_data_key(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    store = SQLiteStore(path, master_key=KEY_A)
+    a = store.create_user("A").id
+    v = _vec(10)
+    store.add_key(a, Modality.FACE, v, FACE_MODEL)
+    assert store.keyring.rotate(KEY_B) == 1
+    store.close()
+    with pytest.raises(MasterKeyError, match="key A is not the one"):
+        SQLiteStore(path, master_key=KEY_A)
+    store = SQLiteStore(path, master_key=KEY_B)
+    try:
+        np.testing.assert_array_equal(np.asarray(store.list_keys()[0].vector, np.float32), v)
+    finally:
+        store.close()

@@ -91,9 +91,9 @@ class Keyring:
             cached = self._cache.get(user_id)
         if cached is not None:
             return cached
-        with self.db.transaction():
-            row = self.db.first(_BY_USER, {"user_id": user_id})
-            if row is None and create:
+        row = self.db.first(_BY_USER, {"user_id": user_id})  # a read: no write lock on the keyring
+        if row is None and create:
+            with self.db.transaction():
                 key = secrets.token_bytes(KEY_BYTES)
                 wrapped = self._wrapper().seal(key, _wrap_context(user_id))
                 insert = (postgresql if self.db.dialect == "postgresql" else sqlite).insert(data_keys)
@@ -102,9 +102,9 @@ class Keyring:
                 row = self.db.first(_BY_USER, {"user_id": user_id})  # another worker's, if it won the race
                 # A key made in a transaction that rolls back was never stored: forget it.
                 self.db.after_rollback(lambda: self._forget(user_id))
-            if row is None:
-                return None
-            raw = self._wrapper().open(bytes(row["wrapped"]), _wrap_context(user_id))
+        if row is None:
+            return None
+        raw = self._wrapper().open(bytes(row["wrapped"]), _wrap_context(user_id))
         if raw is None or len(raw) != KEY_BYTES:
             if user_id not in self._unreadable:
                 self._unreadable.add(user_id)
@@ -131,6 +131,26 @@ class Keyring:
         with self.db.transaction():
             self.db.execute(sa.delete(data_keys).where(data_keys.c.user_id == user_id))
         self.generation += 1
+
+    def rotate(self, new: MasterKeySource) -> int:
+        """Wrap every data key (and the check value) under the key `new` supplies, in one transaction;
+        the old master key opens nothing afterwards. Returns how many data keys were re-wrapped; one that
+        does not unwrap under the old key is kept as it is (its person's keys did not open before either)."""
+        new_master = DataKey(new.get(create=True))
+        old = self._wrapper()
+        n = 0
+        with self.db.transaction():
+            for user_id, wrapped in self.db.fetch_tuples(sa.select(data_keys.c.user_id, data_keys.c.wrapped)):
+                raw = old.open(bytes(wrapped), _wrap_context(user_id))
+                if raw is None:
+                    continue
+                rewrapped = new_master.seal(raw, _wrap_context(user_id))
+                self.db.execute(sa.update(data_keys).where(data_keys.c.user_id == user_id).values(wrapped=rewrapped))
+                n += 1
+            check = new_master.seal(_CHECK_PLAINTEXT, _CHECK_CONTEXT)
+            self.db.execute(sa.update(keyring_check).where(keyring_check.c.id == 1).values(sealed=check))
+        self._master, self.source = new_master, new
+        return n
 
     def user_ids(self) -> set[str]:
         return {str(r[0]) for r in self.db.fetch_tuples(sa.select(data_keys.c.user_id))}
