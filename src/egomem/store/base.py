@@ -43,8 +43,10 @@ from egomem.store.capabilities import StoreCapabilities
 from egomem.store.db import Database
 from egomem.store.keyring import Keyring
 from egomem.store.ops import EpisodeOps, EvidenceOps, FactOps, HistoryOps, KeyOps, RelationOps, UserOps
-from egomem.store.schema import metadata
+from egomem.store.schema import identity_keys, metadata
 from egomem.store.vectors import KeyMatch, nearest_keys
+
+_ANY_UNSEALED = sa.select(identity_keys.c.id).where(identity_keys.c.sealed == 0).limit(1)
 
 
 class MemoryStore:
@@ -65,7 +67,13 @@ class MemoryStore:
     # -- lifecycle -------------------------------------------------------------
     def _open(self) -> None:
         """Migrate, check the master key (MasterKeyError before anything is read), and seal every
-        plaintext identity key, all in one transaction: a wrong key leaves the database as it was."""
+        plaintext identity key, all in one transaction: a wrong key leaves the database as it was.
+        A SQLite store with nothing to do is only read (processes that open it while another writes
+        in a loop need not wait for the write lock)."""
+        sqlite_current = self.db.dialect == "sqlite" and migrations.current_version(self.db) == migrations.NEWEST
+        if sqlite_current and self.db.first(_ANY_UNSEALED) is None:
+            self.keyring.open()
+            return
         with self.db.transaction():
             migrations.migrate(self.db)
             self.keyring.open()

@@ -21,6 +21,7 @@ import threading
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import RowMapping
 
 from egomem.schemas import now
 from egomem.store.crypto import KEY_BYTES, DataKey, MasterKeyError, MasterKeySource
@@ -59,25 +60,35 @@ class Keyring:
         return self.db.where
 
     def open(self) -> None:
-        """Check (or, for a new keyring, set) the master key. Raises MasterKeyError, having read nothing."""
-        with self.db.transaction():
-            if self.separate:
-                keyring_metadata.create_all(self.db.connection())
-            row = self.db.first(sa.select(keyring_check.c.sealed).where(keyring_check.c.id == 1))
-            if row is None:
-                if self.db.first(sa.select(data_keys.c.user_id).limit(1)) is not None:
-                    raise MasterKeyError(f"the keyring in {self.where} holds data keys but no master key check")
-                master = DataKey(self.source.get(create=True))
-                check = master.seal(_CHECK_PLAINTEXT, _CHECK_CONTEXT)
-                self.db.execute(sa.insert(keyring_check).values(id=1, sealed=check))
-            else:
-                master = DataKey(self.source.get(create=False))
-                if master.open(bytes(row["sealed"]), _CHECK_CONTEXT) != _CHECK_PLAINTEXT:
-                    raise MasterKeyError(
-                        f"the master key from {self.source.where} is not the one the keyring in {self.where} was"
-                        " made with: nothing was read or written (give the right key; a new one opens nothing)"
-                    )
+        """Check (or, for a new keyring, set) the master key. Raises MasterKeyError, having read nothing.
+        Only a new keyring takes the write lock: opening an existing one is a read."""
+        row = self._check() if self._exists() else None
+        if row is None:
+            with self.db.transaction():
+                if self.separate:
+                    keyring_metadata.create_all(self.db.connection())
+                row = self._check()  # again, under the lock: another process may have made it meanwhile
+                if row is None:
+                    if self.db.first(sa.select(data_keys.c.user_id).limit(1)) is not None:
+                        raise MasterKeyError(f"the keyring in {self.where} holds data keys but no master key check")
+                    master = DataKey(self.source.get(create=True))
+                    check = master.seal(_CHECK_PLAINTEXT, _CHECK_CONTEXT)
+                    self.db.execute(sa.insert(keyring_check).values(id=1, sealed=check))
+                    self._master = master
+                    return
+        master = DataKey(self.source.get(create=False))
+        if master.open(bytes(row["sealed"]), _CHECK_CONTEXT) != _CHECK_PLAINTEXT:
+            raise MasterKeyError(
+                f"the master key from {self.source.where} is not the one the keyring in {self.where} was"
+                " made with: nothing was read or written (give the right key; a new one opens nothing)"
+            )
         self._master = master
+
+    def _exists(self) -> bool:
+        return bool(self.db.inspect(lambda inspector: inspector.has_table("keyring_check")))
+
+    def _check(self) -> RowMapping | None:
+        return self.db.first(sa.select(keyring_check.c.sealed).where(keyring_check.c.id == 1))
 
     def _wrapper(self) -> DataKey:
         if self._master is None:
