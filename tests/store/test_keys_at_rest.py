@@ -15,7 +15,7 @@ import sqlalchemy as sa
 
 from egomem.config import load_config
 from egomem.errors import ConfigError
-from egomem.schemas import Modality
+from egomem.schemas import Episode, Modality
 from egomem.store import open_store
 from egomem.store.crypto import FixedKey, KeyFromEnv, MasterKeyError, new_master_key_text
 from egomem.store.schema import data_keys, identity_keys
@@ -234,14 +234,31 @@ def test_after_a_purge_the_files_hold_neither_the_sealed_key_nor_the_data_key(tm
         store.close()
 
 
-def test_a_merge_reseals_the_keys_under_the_kept_person(tmp_path: Path) -> None:
+def test_merged_keys_open_and_a_purge_shreds_every_data_key_that_sealed_them(tmp_path: Path) -> None:
     store, a, b, va, vb = _two_people(tmp_path / "memory.db")
     try:
-        store.merge_users(a, b)
-        assert sorted(np.asarray(k.vector, np.float32).tobytes() for k in store.list_keys(user_id=a)) == sorted(
-            [va.tobytes(), vb.tobytes()]
-        )
-        assert store.keyring.user_ids() == {a}  # b's data key went with b
+        store.merge_users(a, b)  # a repair: moves b's key by user_id, still sealed under b's data key
+        got = sorted(np.asarray(k.vector, np.float32).tobytes() for k in store.list_keys(user_id=a))
+        assert got == sorted([va.tobytes(), vb.tobytes()])
+        assert store.keyring.user_ids() == {a, b}
+        store.delete_user(a)
+        assert store.keyring.user_ids() == set()  # b's data key sealed a's keys too: gone with a
+    finally:
+        store.close()
+
+
+def test_a_purge_keeps_the_keys_a_split_gave_someone_else(tmp_path: Path) -> None:
+    store, a, b, va, _ = _two_people(tmp_path / "memory.db")
+    try:
+        [ka] = store.list_keys(user_id=a)
+        store.add_key(a, Modality.FACE, _vec(11), FACE_MODEL)
+        episode = store.add_episode(Episode(start=1, end=2, participants=[a], user_transcript="hello"))
+        repair = store.split_user(a, [episode.id], name="C", key_ids=[int(ka.id or 0)])
+        c = repair.other_user_id
+        store.delete_user(a)  # ka, now c's, was sealed under a's data key: re-sealed under c's first
+        [kc] = store.list_keys(user_id=c)
+        np.testing.assert_array_equal(np.asarray(kc.vector, np.float32), va)
+        assert store.keyring.user_ids() == {b, c}
     finally:
         store.close()
 

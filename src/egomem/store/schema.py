@@ -55,9 +55,12 @@ identity_keys = sa.Table(
     sa.Column("condition", sa.Text, nullable=False, server_default=""),
     sa.Column("created_at", REAL, nullable=False),
     sa.Column("embedding", EMBEDDING),  # PostgreSQL only (see the module docstring)
-    # Schema 3: 1 when `vector` holds the key sealed under its person's data key (store/crypto.py), 0 for
-    # a plaintext float32 key (written before schema 3, or bulk-loaded) that the next open seals.
+    # Schema 4: 1 when `vector` holds the key sealed under a data key (store/crypto.py), 0 for a
+    # plaintext float32 key (written before schema 4, or bulk-loaded) that the next open seals.
     sa.Column("sealed", sa.Integer, nullable=False, server_default=sa.text("0")),
+    # Whose data key sealed it: the person it was stored for. A repair (merge, split, undo) moves keys by
+    # user_id alone; they still open under the data key named here (a purge re-seals or destroys it).
+    sa.Column("data_key", sa.Text),
     sa.CheckConstraint("modality IN ('face', 'voice')"),
     sa.CheckConstraint("dim > 0"),
     sa.Index("identity_keys_user", "user_id", "modality"),
@@ -107,6 +110,10 @@ facts = sa.Table(
     sa.Column("use_count", sa.Integer, nullable=False, server_default=sa.text("0")),
     sa.Column("last_used", REAL),
     sa.Column("support", sa.Integer, nullable=False, server_default=sa.text("1")),  # schema 2
+    # schema 3: provenance (store/migrations/v0003_provenance.py)
+    sa.Column("source_turns", sa.Text),  # JSON [[start, end], ...] of the user turns, stream seconds
+    sa.Column("identity_status", sa.Text),  # the identity decision that put it on this person
+    sa.Column("identity_llr", REAL),  # that decision's fused calibrated LLR
     sa.CheckConstraint("kind IN ('fact', 'preference', 'summary', 'persona')"),
     sa.Index("facts_user", "user_id", "valid_to"),
 )
@@ -124,6 +131,10 @@ relations = sa.Table(
     sa.Column("valid_from", REAL, nullable=False),
     sa.Column("valid_to", REAL),
     sa.Column("support", sa.Integer, nullable=False, server_default=sa.text("1")),  # schema 2
+    # schema 3: provenance (store/migrations/v0003_provenance.py)
+    sa.Column("source_turns", sa.Text),  # JSON [[start, end], ...] of the user turns, stream seconds
+    sa.Column("identity_status", sa.Text),  # the identity decision that put it on this person
+    sa.Column("identity_llr", REAL),  # that decision's fused calibrated LLR
     sa.CheckConstraint("object_id IS NOT NULL OR object_name IS NOT NULL"),
     sa.Index("relations_subject", "subject_id"),
     sa.Index("relations_object", "object_id"),
@@ -168,10 +179,29 @@ history = sa.Table(
     sa.Index("history_other_user", "other_user_id"),
 )
 
+# Schema 3: each merge or split of people, with every row it changed (`changes_json`: table, primary
+# key, the row's columns before and after), so that undo restores exactly the state before it.
+repairs = sa.Table(
+    "repairs",
+    metadata,
+    sa.Column("id", ROW_ID, sa.Identity(), primary_key=True),
+    sa.Column("at", REAL, nullable=False),
+    sa.Column("kind", sa.Text, nullable=False),
+    sa.Column("user_id", sa.Text, nullable=False),  # merge: the person kept; split: the person split
+    sa.Column("other_user_id", sa.Text, nullable=False),  # merge: the person merged in; split: who got the part
+    sa.Column("detail_json", sa.Text, nullable=False),
+    sa.Column("changes_json", sa.Text, nullable=False),
+    sa.Column("cause", sa.Text, nullable=False, server_default=""),
+    sa.Column("undone_at", REAL),
+    sa.CheckConstraint("kind IN ('merge', 'split')"),
+    sa.Index("repairs_user", "user_id"),
+    sa.Index("repairs_other_user", "other_user_id"),
+)
+
 # The keyring (store/keyring.py): each person's data key, wrapped by the master key, and one value
 # sealed under the master key that proves a key is the right one before anything is read or written.
 # SQLite keeps these in their own file (keyring.db beside memory.db, so that a copy of memory.db holds
-# no data key); PostgreSQL in the store's schema (created by migration 3). Kept out of `metadata`:
+# no data key); PostgreSQL in the store's schema (created by migration 4). Kept out of `metadata`:
 # on SQLite they are no table of the memory database.
 keyring_metadata = sa.MetaData()
 

@@ -20,7 +20,7 @@ from egomem.encoders import check_dim
 from egomem.errors import DimensionError, NotFoundError
 from egomem.schemas import IdentityKey, Modality, Op, now
 from egomem.store.capabilities import StoreCapabilities
-from egomem.store.crypto import SEAL_OVERHEAD, DataKey, key_context
+from egomem.store.crypto import SEAL_OVERHEAD, key_context
 from egomem.store.db import Database
 from egomem.store.keyring import Keyring
 from egomem.store.ops.history import HistoryOps
@@ -74,7 +74,13 @@ _OF_ENCODER = sa.and_(
 
 _INSERT = sa.insert(identity_keys).returning(identity_keys.c.id)
 _MATRIX = (
-    sa.select(identity_keys.c.id, identity_keys.c.user_id, identity_keys.c.vector, identity_keys.c.sealed)
+    sa.select(
+        identity_keys.c.id,
+        identity_keys.c.user_id,
+        identity_keys.c.vector,
+        identity_keys.c.sealed,
+        identity_keys.c.data_key,
+    )
     .where(identity_keys.c.modality == sa.bindparam("modality"), identity_keys.c.model == sa.bindparam("model"))
     .order_by(identity_keys.c.id)
 )
@@ -85,38 +91,38 @@ _RESEAL = sa.update(identity_keys).where(identity_keys.c.id == sa.bindparam("key
 
 
 def open_stored(
-    keyring: Keyring, key_id: int, user_id: str, modality: str, model: str, stored: bytes, sealed: int, dim: int
+    keyring: Keyring, key_id: int, owner: str | None, modality: str, model: str, stored: bytes, sealed: int, dim: int
 ) -> bytes | None:
-    """A stored key's float32 bytes, or None (with one warning per key) when they do not open."""
+    """A stored key's float32 bytes, or None (with one warning per key) when they do not open. `owner`:
+    whose data key sealed it (the row's data_key)."""
     if not sealed:  # plaintext, bulk-loaded since the store was opened: sealed at the next open
         return stored
-    data_key = keyring.data_key(user_id)
-    plain = None if data_key is None else data_key.open(stored, key_context(user_id, modality, model))
+    data_key = None if owner is None else keyring.data_key(owner)
+    plain = None if data_key is None else data_key.open(stored, key_context(owner or "", modality, model))
     if plain is None or len(plain) != 4 * dim:
-        keyring.warn_once(key_id, f"identity key {key_id} of user {user_id} does not open: left out (they are unknown)")
+        keyring.warn_once(key_id, f"identity key {key_id} (data key of {owner}) does not open: left out (unknown)")
         return None
     return plain
 
 
-def reseal_keys(db: Database, keyring: Keyring, from_user: str, to_user: str) -> int:
-    """Move one person's keys to another (a merge), sealed under the other's data key; keys that do not
-    open are deleted (nobody could use them). Returns how many moved."""
-    target: DataKey | None = None
+def reseal_for_their_person(db: Database, keyring: Keyring, rows: list[RowMapping]) -> int:
+    """Re-seal these key rows under the data key of the person each now belongs to (before the data key
+    that sealed them is destroyed: a purge). Keys that do not open are deleted (nobody could use them)."""
     moved, dropped = [], []
-    for r in db.fetch(sa.select(*KEY_COLUMNS).where(identity_keys.c.user_id == from_user)):
+    for r in rows:
         plain = open_stored(
-            keyring, r["id"], from_user, r["modality"], r["model"], bytes(r["vector"]), r["sealed"], r["dim"]
+            keyring, r["id"], r["data_key"], r["modality"], r["model"], bytes(r["vector"]), r["sealed"], r["dim"]
         )
         if plain is None:
             dropped.append(r["id"])
             continue
-        target = target or keyring.data_key(to_user, create=True)
+        target = keyring.data_key(r["user_id"], create=True)
         assert target is not None
-        moved.append(
-            {"key_id": r["id"], "sealed_vector": target.seal(plain, key_context(to_user, r["modality"], r["model"]))}
-        )
+        sealed = target.seal(plain, key_context(r["user_id"], r["modality"], r["model"]))
+        moved.append({"key_id": r["id"], "sealed_vector": sealed, "owner": r["user_id"]})
     if moved:
-        db.execute(_RESEAL.values(vector=sa.bindparam("sealed_vector"), sealed=1, user_id=to_user), moved)
+        statement = _RESEAL.values(vector=sa.bindparam("sealed_vector"), sealed=1, data_key=sa.bindparam("owner"))
+        db.execute(statement, moved)
     if dropped:
         db.execute(sa.delete(identity_keys).where(identity_keys.c.id.in_(dropped)))
     return len(moved)
@@ -133,9 +139,9 @@ class KeyOps:
         self._opened_generation = 0
 
     def _open(
-        self, key_id: int, user_id: str, modality: str, model: str, stored: bytes, sealed: int, dim: int
+        self, key_id: int, owner: str | None, modality: str, model: str, stored: bytes, sealed: int, dim: int
     ) -> bytes | None:
-        return open_stored(self.keyring, key_id, user_id, modality, model, stored, sealed, dim)
+        return open_stored(self.keyring, key_id, owner, modality, model, stored, sealed, dim)
 
     def seal_plaintext(self) -> int:
         """Seal every plaintext key (schema 2's, or bulk-loaded ones) under its person's data key, in place.
@@ -146,9 +152,13 @@ class KeyOps:
                 data_key = self.keyring.data_key(r["user_id"], create=True)
                 assert data_key is not None  # just made, or existing and opened by this master key
                 context = key_context(r["user_id"], r["modality"], r["model"])
-                updates.append({"key_id": r["id"], "sealed_vector": data_key.seal(bytes(r["vector"]), context)})
+                sealed = data_key.seal(bytes(r["vector"]), context)
+                updates.append({"key_id": r["id"], "sealed_vector": sealed, "owner": r["user_id"]})
             if updates:
-                self.db.execute(_RESEAL.values(vector=sa.bindparam("sealed_vector"), sealed=1), updates)
+                statement = _RESEAL.values(
+                    vector=sa.bindparam("sealed_vector"), sealed=1, data_key=sa.bindparam("owner")
+                )
+                self.db.execute(statement, updates)
         return len(updates)
 
     def stored_dim(self, modality: Modality, model: str) -> int | None:
@@ -184,6 +194,7 @@ class KeyOps:
                 "dim": dim,
                 "vector": data_key.seal(blob, key_context(user_id, modality.value, model)),
                 "sealed": 1,
+                "data_key": user_id,
                 "condition": condition,
                 "created_at": created,
             }
@@ -213,7 +224,7 @@ class KeyOps:
         out = []
         for r in self.db.fetch(query.order_by(identity_keys.c.id)):
             plain = self._open(
-                r["id"], r["user_id"], r["modality"], r["model"], bytes(r["vector"]), r["sealed"], r["dim"]
+                r["id"], r["data_key"], r["modality"], r["model"], bytes(r["vector"]), r["sealed"], r["dim"]
             )
             if plain is not None:
                 out.append(_key(r, plain))
@@ -258,17 +269,17 @@ class KeyOps:
             self._opened.clear()
             self._opened_generation = self.keyring.generation
         cache = self._opened.setdefault((modality.value, model), {})
-        for key_id, user_id, stored, sealed in rows:
+        for key_id, user_id, stored, sealed, owner in rows:
             if not dim:
                 dim = (len(stored) - SEAL_OVERHEAD if sealed else len(stored)) // 4
-            # Sealed bytes are unique (a random nonce each): the same bytes of the same person open the same.
+            # Sealed bytes are unique (a random nonce each): the same bytes under the same data key open the same.
             hit = cache.get(key_id)
-            if hit is not None and hit[1] == stored and hit[0] == user_id:
+            if hit is not None and hit[1] == stored and hit[0] == owner:
                 plain: bytes | None = hit[2]
             else:
-                plain = self._open(key_id, user_id, modality.value, model, bytes(stored), sealed, dim)
+                plain = self._open(key_id, owner, modality.value, model, bytes(stored), sealed, dim)
                 if plain is not None:
-                    cache[key_id] = (user_id, stored, plain)
+                    cache[key_id] = (owner or "", stored, plain)
             if plain is not None:
                 ids.append(key_id)
                 users.append(user_id)

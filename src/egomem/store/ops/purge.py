@@ -1,7 +1,7 @@
-"""The two operations that touch every table: merging two people and deleting one.
+"""Deleting a person: the operation that touches every table (merging and splitting people, which
+can be undone, are store/ops/repair.py).
 
-Both run in one transaction: a purge is all or nothing, and a merge never leaves a
-person's data split across two ids.
+It runs in one transaction: a purge is all or nothing.
 """
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 
-from egomem.errors import StoreError
-from egomem.schemas import DeletionReport, Op, User
+from egomem.schemas import DeletionReport, Op
 from egomem.store.ops.history import concerns
 from egomem.store.ops.relations import edges_of
 from egomem.store.schema import (
+    KEY_COLUMNS,
     episode_participants,
     episodes,
     evidence,
@@ -23,6 +23,7 @@ from egomem.store.schema import (
     history,
     identity_keys,
     relations,
+    repairs,
     users,
 )
 
@@ -30,54 +31,37 @@ if TYPE_CHECKING:
     from egomem.store.ops.users import UserOps
 
 
-def merge_users(ops: UserOps, keep_id: str, drop_id: str, *, cause: str = "") -> User:
-    if keep_id == drop_id:
-        raise StoreError("cannot merge a user into itself")
-    db = ops.db
-    with db.transaction():
-        keep, drop = ops.get(keep_id), ops.get(drop_id)
-        from egomem.store.ops.keys import reseal_keys  # keys.py imports users.py, which imports this module
+def _shred_data_keys(ops: UserOps, user_id: str) -> None:
+    """Crypto-shredding: destroy the data keys that seal the person's identity keys, i.e. their own and
+    those of people merged into them (who are no one else now). Keys of someone else still sealed under
+    one of them (a split gave them away) are re-sealed under their person's data key first. Without such
+    keys the data keys go at once: in a keyring of its own (SQLite) that commits now, so even if deleting
+    the rows fails, the person's sealed keys no longer open; with them, once the re-sealing committed."""
+    from egomem.store.ops.keys import reseal_for_their_person  # keys.py imports users.py, which imports this
 
-        # Identity keys are sealed under their person's data key: re-sealed under keep's, then drop's
-        # data key is destroyed once this commits (before, a rollback would leave drop's keys unopenable).
-        reseal_keys(db, ops.keyring, drop_id, keep_id)
-        db.after_commit(lambda: ops.keyring.destroy(drop_id))
-        for column in (facts.c.user_id, relations.c.subject_id, relations.c.object_id):
-            db.execute(sa.update(column.table).where(column == drop_id).values({column.name: keep_id}))
-        # An edge between the two people becomes a self-loop after the merge: drop it.
-        db.execute(sa.delete(relations).where(relations.c.subject_id == keep_id, relations.c.object_id == keep_id))
-        p, q = episode_participants.alias("p"), episode_participants.alias("q")
-        already = sa.select(q.c.episode_id).where(q.c.episode_id == p.c.episode_id, q.c.user_id == keep_id)
-        db.execute(
-            sa.insert(episode_participants).from_select(
-                ["episode_id", "user_id"],
-                sa.select(p.c.episode_id, sa.literal(keep_id)).where(p.c.user_id == drop_id, ~already.exists()),
-            )
+    db = ops.db
+    sealers = {
+        str(r[0])
+        for r in db.fetch_tuples(
+            sa.select(identity_keys.c.data_key)
+            .where(identity_keys.c.user_id == user_id, identity_keys.c.data_key.is_not(None))
+            .distinct()
         )
-        db.execute(sa.update(history).where(history.c.user_id == drop_id).values(user_id=keep_id))
-        db.execute(sa.update(history).where(history.c.other_user_id == drop_id).values(other_user_id=keep_id))
-        last_seen = max((t for t in (keep.last_seen, drop.last_seen) if t is not None), default=None)
-        db.execute(
-            sa.update(users)
-            .where(users.c.id == keep_id)
-            .values(
-                name=keep.name or drop.name,
-                placeholder=int(keep.placeholder and drop.placeholder),
-                last_seen=last_seen,
-            )
-        )
-        db.execute(sa.delete(users).where(users.c.id == drop_id))
-        after = ops.get(keep_id)
-        ops.log.write(
-            Op.UPDATE,
-            "user",
-            keep_id,
-            keep_id,
-            {"merged": drop.model_dump(), "into": keep.model_dump()},
-            after.model_dump(),
-            cause or "merge",
-        )
-    return after
+    }
+    alive = {str(r[0]) for r in db.fetch_tuples(sa.select(users.c.id).where(users.c.id.in_(sealers - {user_id})))}
+    doomed = ({user_id} | sealers) - alive
+    theirs = db.fetch(
+        sa.select(*KEY_COLUMNS).where(identity_keys.c.data_key.in_(doomed), identity_keys.c.user_id != user_id)
+    )
+    reseal_for_their_person(db, ops.keyring, theirs)
+    def shred() -> None:
+        for owner in sorted(doomed):
+            ops.keyring.destroy(owner)
+
+    if theirs:
+        db.after_commit(shred)
+    else:
+        shred()
 
 
 def delete_user(ops: UserOps, user_id: str, *, cause: str = "") -> DeletionReport:
@@ -90,9 +74,7 @@ def delete_user(ops: UserOps, user_id: str, *, cause: str = "") -> DeletionRepor
     removed: dict[str, int] = {}
     with db.transaction():
         ops.get(user_id)
-        # Crypto-shredding: the data key goes first. In a keyring of its own (SQLite) that commits now,
-        # so even if deleting the rows below fails, the person's sealed keys can no longer be opened.
-        ops.keyring.destroy(user_id)
+        _shred_data_keys(ops, user_id)
         others = sa.select(episode_participants.c.episode_id).where(episode_participants.c.user_id != user_id)
         solo = [
             r["episode_id"]
@@ -110,6 +92,10 @@ def delete_user(ops: UserOps, user_id: str, *, cause: str = "") -> DeletionRepor
         removed["evidence"] = count(evidence, evidence.c.fact_id.in_(own_facts) | evidence.c.relation_id.in_(own_edges))
         removed["history"] = count(history, concerns(user_id))
         removed["episodes"] = len(solo)
+        # A repair of this person holds copies of their rows (to undo it): it goes with them.
+        theirs = (repairs.c.user_id == user_id) | (repairs.c.other_user_id == user_id)
+        removed["repairs"] = count(repairs, theirs)
+        db.execute(sa.delete(repairs).where(theirs))
         if solo:
             db.execute(sa.delete(episodes).where(episodes.c.id.in_(solo)))
         db.execute(sa.delete(history).where(concerns(user_id)))

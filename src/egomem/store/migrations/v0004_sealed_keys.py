@@ -1,12 +1,12 @@
-"""Schema version 3: identity keys sealed at rest (store/crypto.py, docs/privacy.md "Keys at rest").
+"""Schema version 4: identity keys sealed at rest (store/crypto.py, docs/privacy.md "Keys at rest").
 
 Frozen (see v0001). `identity_keys.sealed` says whether `vector` holds the sealed key (1) or the
-plaintext float32 key (0: every key written before this version); a partial index finds the
-plaintext ones, which the store seals right after migrating, in the same transaction, so an
-upgraded store holds no plaintext key (store/base.py). On PostgreSQL the keyring (each person's
-wrapped data key, and the master key's check value) lives in the store's schema; SQLite keeps it in
-its own file, created by the keyring itself. A store at version 3 is refused by older egomem, which
-would read sealed bytes as a vector.
+plaintext float32 key (0: every key written before this version), and `data_key` whose data key
+sealed it; a partial index finds the plaintext ones, which the store seals right after migrating, in
+the same transaction, so an upgraded store holds no plaintext key (store/base.py). On PostgreSQL the
+keyring (each person's wrapped data key, and the master key's check value) lives in the store's
+schema; SQLite keeps it in its own file, created by the keyring itself. A store at version 4 is
+refused by older egomem, which would read sealed bytes as a vector.
 """
 
 from __future__ import annotations
@@ -14,13 +14,14 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic.operations import Operations
 
-VERSION = 3
+VERSION = 4
 
 _REAL = sa.DOUBLE_PRECISION
 
 
 def upgrade(op: Operations, dialect: str) -> None:
     op.add_column("identity_keys", sa.Column("sealed", sa.Integer, nullable=False, server_default=sa.text("0")))
+    op.add_column("identity_keys", sa.Column("data_key", sa.Text))
     unsealed = sa.text("sealed = 0")
     op.create_index("identity_keys_unsealed", "identity_keys", ["id"], sqlite_where=unsealed, postgresql_where=unsealed)
     if dialect == "postgresql":
