@@ -54,6 +54,7 @@ def _shred_data_keys(ops: UserOps, user_id: str) -> None:
         sa.select(*KEY_COLUMNS).where(identity_keys.c.data_key.in_(doomed), identity_keys.c.user_id != user_id)
     )
     reseal_for_their_person(db, ops.keyring, theirs)
+
     def shred() -> None:
         for owner in sorted(doomed):
             ops.keyring.destroy(owner)
