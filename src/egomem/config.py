@@ -237,6 +237,23 @@ class AskConfig(_Section):
     llm: bool = True  # answer with the configured LLM (False: the best evidence itself)
 
 
+class PrivacyConfig(_Section):
+    """Consent and recall rules (egomem.privacy, docs/privacy.md)."""
+
+    # ask | notice | implicit; None: by command (`ask` for live and serve, `implicit` for the
+    # recordings a user owns: memorize, run, demo; egomem.privacy.consent.default_policy).
+    consent: Literal["ask", "notice", "implicit"] | None = None
+    # Users who may hear other people's sensitive facts through `ask` (ids).
+    admins: list[str] = Field(default_factory=list)
+    # Where the master key that wraps every person's data key comes from (store/crypto.py,
+    # docs/privacy.md "Keys at rest"): "file" (default: master_key_file, else <data_dir>/master.key,
+    # generated once with mode 0600 when the store is new), "env" (the variable master_key_env, base64
+    # or hex), or a source a plugin registered (store.crypto.register_master_key_source, e.g. a KMS).
+    master_key: str = "file"
+    master_key_file: Path | None = None
+    master_key_env: str = "EGOMEM_MASTER_KEY"
+
+
 def _provider_field(kind: str) -> Any:
     return Field(default_factory=lambda: providers.section(kind))
 
@@ -251,16 +268,6 @@ MOVED_KEYS = {
     ("llm", "gguf_path"): "llm.model (with llm.provider = 'local')",
 }
 RENAMED_PROVIDERS = {("llm", "gguf"): "local (llm.model = the .gguf path)"}
-
-
-class PrivacyConfig(_Section):
-    # Where the master key that wraps every person's data key comes from (store/crypto.py,
-    # docs/privacy.md "Keys at rest"): "file" (default: master_key_file, else <data_dir>/master.key,
-    # generated once with mode 0600 when the store is new), "env" (the variable master_key_env, base64
-    # or hex), or a source a plugin registered (store.crypto.register_master_key_source, e.g. a KMS).
-    master_key: str = "file"
-    master_key_file: Path | None = None
-    master_key_env: str = "EGOMEM_MASTER_KEY"
 
 
 class Config(_Section):

@@ -55,8 +55,8 @@ identity_keys = sa.Table(
     sa.Column("condition", sa.Text, nullable=False, server_default=""),
     sa.Column("created_at", REAL, nullable=False),
     sa.Column("embedding", EMBEDDING),  # PostgreSQL only (see the module docstring)
-    # Schema 4: 1 when `vector` holds the key sealed under a data key (store/crypto.py), 0 for a
-    # plaintext float32 key (written before schema 4, or bulk-loaded) that the next open seals.
+    # Schema 5: 1 when `vector` holds the key sealed under a data key (store/crypto.py), 0 for a
+    # plaintext float32 key (written before schema 5, or bulk-loaded) that the next open seals.
     sa.Column("sealed", sa.Integer, nullable=False, server_default=sa.text("0")),
     # Whose data key sealed it: the person it was stored for. A repair (merge, split, undo) moves keys by
     # user_id alone; they still open under the data key named here (a purge re-seals or destroys it).
@@ -114,6 +114,8 @@ facts = sa.Table(
     sa.Column("source_turns", sa.Text),  # JSON [[start, end], ...] of the user turns, stream seconds
     sa.Column("identity_status", sa.Text),  # the identity decision that put it on this person
     sa.Column("identity_llr", REAL),  # that decision's fused calibrated LLR
+    # schema 4: privacy (store/migrations/v0004_privacy.py)
+    sa.Column("sensitivity", sa.Text, nullable=False, server_default="none"),
     sa.CheckConstraint("kind IN ('fact', 'preference', 'summary', 'persona')"),
     sa.Index("facts_user", "user_id", "valid_to"),
 )
@@ -159,6 +161,22 @@ evidence = sa.Table(
     sa.Index("evidence_episode", "episode_id"),
 )
 
+# Schema 4 (privacy): consent decisions with their time and the words that gave them. user_id is
+# NULL for a refusal by someone never enrolled (nothing that could recognise them is kept); a
+# person's rows go with them when they are purged.
+consent_events = sa.Table(
+    "consent_events",
+    metadata,
+    sa.Column("id", ROW_ID, sa.Identity(), primary_key=True),
+    sa.Column("user_id", sa.Text, sa.ForeignKey("users.id", ondelete="CASCADE")),
+    sa.Column("kind", sa.Text, nullable=False),
+    sa.Column("policy", sa.Text, nullable=False),
+    sa.Column("at", REAL, nullable=False),
+    sa.Column("evidence", sa.Text, nullable=False, server_default=""),
+    sa.CheckConstraint("kind IN ('consent', 'refusal', 'deferral', 'withdrawal', 'notice')"),
+    sa.Index("consent_events_user", "user_id"),
+)
+
 # Append-only log of every memory operation. user_id / other_user_id name the people whose
 # data a row holds, so that deleting a person purges their rows.
 history = sa.Table(
@@ -201,7 +219,7 @@ repairs = sa.Table(
 # The keyring (store/keyring.py): each person's data key, wrapped by the master key, and one value
 # sealed under the master key that proves a key is the right one before anything is read or written.
 # SQLite keeps these in their own file (keyring.db beside memory.db, so that a copy of memory.db holds
-# no data key); PostgreSQL in the store's schema (created by migration 4). Kept out of `metadata`:
+# no data key); PostgreSQL in the store's schema (created by migration 5). Kept out of `metadata`:
 # on SQLite they are no table of the memory database.
 keyring_metadata = sa.MetaData()
 

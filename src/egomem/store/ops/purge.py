@@ -16,6 +16,7 @@ from egomem.store.ops.history import concerns
 from egomem.store.ops.relations import edges_of
 from egomem.store.schema import (
     KEY_COLUMNS,
+    consent_events,
     episode_participants,
     episodes,
     evidence,
@@ -92,6 +93,7 @@ def delete_user(ops: UserOps, user_id: str, *, cause: str = "") -> DeletionRepor
         own_edges = sa.select(relations.c.id).where(edges_of(user_id))
         removed["evidence"] = count(evidence, evidence.c.fact_id.in_(own_facts) | evidence.c.relation_id.in_(own_edges))
         removed["history"] = count(history, concerns(user_id))
+        removed["consent_events"] = count(consent_events, consent_events.c.user_id == user_id)
         removed["episodes"] = len(solo)
         # A repair of this person holds copies of their rows (to undo it): it goes with them.
         theirs = (repairs.c.user_id == user_id) | (repairs.c.other_user_id == user_id)

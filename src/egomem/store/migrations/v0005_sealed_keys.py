@@ -1,11 +1,11 @@
-"""Schema version 4: identity keys sealed at rest (store/crypto.py, docs/privacy.md "Keys at rest").
+"""Schema version 5: identity keys sealed at rest (store/crypto.py, docs/privacy.md "Keys at rest").
 
 Frozen (see v0001). `identity_keys.sealed` says whether `vector` holds the sealed key (1) or the
 plaintext float32 key (0: every key written before this version), and `data_key` whose data key
 sealed it; a partial index finds the plaintext ones, which the store seals right after migrating, in
 the same transaction, so an upgraded store holds no plaintext key (store/base.py). On PostgreSQL the
 keyring (each person's wrapped data key, and the master key's check value) lives in the store's
-schema; SQLite keeps it in its own file, created by the keyring itself. A store at version 4 is
+schema; SQLite keeps it in its own file, created by the keyring itself. A store at version 5 is
 refused by older egomem, which would read sealed bytes as a vector.
 """
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic.operations import Operations
 
-VERSION = 4
+VERSION = 5
 
 _REAL = sa.DOUBLE_PRECISION
 
