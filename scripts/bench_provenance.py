@@ -3,10 +3,12 @@
 A benchmark measures the modules its own module imports, directly or not (the import graph
 from grimp, the library behind import-linter; imports inside functions count), the modules
 the provider registry names by dotted path when one of them builds providers (calls
-`create` / `create_provider`; merely importing a config class builds nothing), the few
-modules a benchmark loads by name (DYNAMIC), and the data files beside all of those (prompts,
-weights, cohorts). The benchmark plumbing (`egomem.bench` itself, `_record`) is left out: it
-writes the envelope, not the figures.
+`create` / `create_provider`; merely importing a config class builds nothing), and the data
+files beside all of those (prompts, weights, cohorts). The graph spans the three packages a
+bench may run: the product (`egomem`), the evaluation package (`egomem_eval`: loaders,
+generators, scorers) and the training package (`egomem_training`, e.g. `bench eval-dialog`).
+The benchmark plumbing (`egomem.bench` itself, `egomem_eval.record`, `egomem_eval.data`) is
+left out: it writes the envelope and finds the data, not the figures.
 
 A result is stale when any of those files differs between the commit its run recorded and
 the working tree: BENCHMARKS.md then says which files changed, so no row rests on a run
@@ -24,9 +26,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src"
-PLUMBING = {"egomem.bench", "egomem.bench._record"}
-# Modules a benchmark imports by name at run time (invisible to the import graph).
-DYNAMIC: dict[str, tuple[str, ...]] = {"eval-dialog": ("egomem_training.eval.cli_entry",)}
+PACKAGES = ("egomem", "egomem_eval", "egomem_training")
+PLUMBING = {"egomem.bench", "egomem_eval.record", "egomem_eval.data"}
 _TARGET = re.compile(r"[\"'](egomem\.[a-z_.]+):[A-Za-z_]+[\"']")
 _BUILDS = re.compile(r"\bcreate(_provider)?\(")
 
@@ -39,7 +40,7 @@ def _git(*args: str) -> str:
 def _graph():  # type: ignore[no-untyped-def]
     import grimp  # dev dependency (import-linter's)
 
-    return grimp.build_graph("egomem", "egomem_training", cache_dir=None)
+    return grimp.build_graph(*PACKAGES, cache_dir=None)
 
 
 def _module_file(module: str) -> Path | None:
@@ -84,7 +85,7 @@ def _data_files(folder: Path) -> list[Path]:
 def measured_paths(bench: str) -> tuple[str, ...]:
     """The repository paths (files and data folders) whose content a benchmark's figures depend on."""
     module = "egomem.bench." + bench.replace("-", "_")
-    modules = _closure({module, *DYNAMIC.get(bench, ())}) - PLUMBING
+    modules = _closure({module}) - PLUMBING
     paths: set[Path] = set()
     for m in modules:
         f = _module_file(m)

@@ -53,10 +53,10 @@ def _speech_of(span: tuple[float, float], truth: list[tuple[float, float, str]])
 
 
 def real_dev(encoder: VoiceEncoder, thresholds: list[float], min_piece_s: float) -> None:
-    from egomem.bench import data_root
     from egomem.bench._real_data import load_recordings
     from egomem.dialog.turns import TurnDetector
     from egomem.media import load_audio
+    from egomem_eval.data import data_root
 
     recs = [r for r in load_recordings(data_root(None)) if r.split == "dev"]
     jobs = []  # (turn start in the stream, turn audio origin, audio, truth, changes inside)

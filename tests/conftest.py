@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from egomem.bench import data_root
 from egomem.store.sqlite import SQLiteStore
+from egomem_eval.data import data_root
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 

@@ -2,7 +2,7 @@
 
     python -m egomem_training.calibration [--data DIR] [--cache DIR] [--out FILE]
 
-Trials come from public data split by identity (egomem.bench._identity_trials): faces from four
+Trials come from public data split by identity (egomem_eval.identity.trials): faces from four
 face sets, voices from LibriSpeech (long and short pieces, clean and at 10 dB). Each map (face;
 voice for long speech; voice for speech shorter than config.voice.short_speech_s) is a linear
 logistic calibration fitted on the TRAIN split (egomem.identity.calibration.fit_logistic); its
@@ -21,8 +21,11 @@ from typing import Any
 
 import numpy as np
 
-from egomem.bench import data_root
-from egomem.bench._identity_trials import (
+from egomem.config import Config
+from egomem.identity.calibration import CALIBRATION_FILE, Calibration, LinearCalibration, cllr, fit_logistic
+from egomem_eval.data import data_root
+from egomem_eval.identity.metrics import eer
+from egomem_eval.identity.trials import (
     Trials,
     default_cache_dir,
     face_images,
@@ -32,9 +35,6 @@ from egomem.bench._identity_trials import (
     voice_splits,
     voice_trials,
 )
-from egomem.config import Config
-from egomem.identity.calibration import CALIBRATION_FILE, Calibration, LinearCalibration, cllr, fit_logistic
-from egomem.identity.metrics import eer
 
 SHIPPED = Path(__file__).resolve().parents[1] / "egomem" / "identity" / "data" / CALIBRATION_FILE
 

@@ -23,14 +23,14 @@ from pathlib import Path
 
 import numpy as np
 
-from egomem.bench import data_root
-from egomem.bench._assistant_lines import assistant_voice
-from egomem.memory.trigger.dataset import Example, examples
 from egomem.memory.trigger.features import N_FEATURES
 from egomem.memory.trigger.metrics import SpanCounts, jaccard, sessions
 from egomem.memory.trigger.rules import RULES_FILE, RuleTrigger
-from egomem.memory.trigger.synth import CONDITIONS
 from egomem.memory.trigger.tagger import WEIGHTS, viterbi
+from egomem_eval.assistant_lines import assistant_voice
+from egomem_eval.data import data_root
+from egomem_eval.trigger.dataset import Example, examples
+from egomem_eval.trigger.synth import CONDITIONS
 
 TRAIN_SEED0 = 100_000
 CLASS_WEIGHTS = (1.0, 10.0, 1.0, 10.0)  # boundaries are 1 step in ~100: up-weight them

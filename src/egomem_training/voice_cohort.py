@@ -18,11 +18,11 @@ from pathlib import Path
 import numpy as np
 
 import egomem.identity
-from egomem.bench import data_root
 from egomem.errors import InputError
 from egomem.identity.cohort import COHORT_FILE
 from egomem.perception.audio import SAMPLE_RATE, add_noise, load_audio
 from egomem.perception.voice import VoiceEncoder, band_limit, estimate_snr_db
+from egomem_eval.data import data_root
 
 SHIPPED = Path(egomem.identity.__file__).parent / "data" / COHORT_FILE
 

@@ -17,13 +17,13 @@ from pathlib import Path
 
 import numpy as np
 
-from egomem.bench import data_root
 from egomem.config import Config
 from egomem.identity.identifier import PersonIdentifier
-from egomem.identity.labelled import AUDIO_EXT, load_set
-from egomem.identity.metrics import eer
 from egomem.perception.audio import add_noise, load_audio
 from egomem.store.sqlite import SQLiteStore
+from egomem_eval.data import data_root
+from egomem_eval.identity.labelled import AUDIO_EXT, load_set
+from egomem_eval.identity.metrics import eer
 
 CALIBRATION_SET = "speech_librispeech_train_clean_100_1utt"
 

@@ -11,7 +11,7 @@ from types import ModuleType
 import pytest
 
 from egomem.bench import BenchOptions, read_metrics, run_bench
-from egomem.bench._record import ENVELOPE_KEYS
+from egomem_eval.record import ENVELOPE_KEYS
 
 ROOT = Path(__file__).resolve().parents[2]
 

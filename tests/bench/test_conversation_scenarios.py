@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from egomem.bench.convo.scenario import generate
 from egomem.bench.convo.score import has_keys, states
-from egomem.bench.convo.templates import NO_MEMORY, TEXTS, all_templates, split_of
+from egomem_eval.convo.scenario import generate
+from egomem_eval.convo.templates import NO_MEMORY, TEXTS, all_templates, split_of
 
 
 def test_at_least_150_templates_split_into_disjoint_halves_with_every_kind() -> None:

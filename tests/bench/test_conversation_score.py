@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from egomem.bench.convo.bank import JOBS, Person
-from egomem.bench.convo.scenario import GoldChange, GoldFact, GoldRelation, Level2, Scenario, Session, Utterance
 from egomem.bench.convo.score import Observation, metrics, score, states
 from egomem.schemas import Fact, FactKind, Relation
 from egomem.store.sqlite import SQLiteStore
+from egomem_eval.convo.bank import JOBS, Person
+from egomem_eval.convo.scenario import GoldChange, GoldFact, GoldRelation, Level2, Scenario, Session, Utterance
 
 
 def _fact(fid: str, person: str, kind: str, keys: tuple[tuple[str, ...], ...], **kw: object) -> GoldFact:

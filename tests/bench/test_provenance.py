@@ -12,7 +12,7 @@ from types import ModuleType
 
 import pytest
 
-from egomem.bench._record import GitState, ProvenanceError, check_end, check_start, git_state
+from egomem_eval.record import GitState, ProvenanceError, check_end, check_start, git_state
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -89,11 +89,21 @@ def test_measured_paths_follow_the_imports() -> None:
     face = bp.measured_paths("face")
     assert "src/egomem/perception/face.py" in face and "src/egomem/bench/face.py" in face
     assert not any(p.startswith("src/egomem/server/") for p in face)  # the face bench never imports the server
-    assert "src/egomem/bench/_record.py" not in face  # plumbing, not figures
+    assert "src/egomem_eval/record.py" not in face  # plumbing, not figures
     # The conversation bench builds providers: the registry's targets (named by string) count.
     convo = bp.measured_paths("conversation")
     assert "src/egomem/llm/local.py" in convo and "src/egomem/memory/rules_provider.py" in convo
     assert any(p.startswith("src/egomem/llm/prompts/") and p.endswith(".md") for p in convo)  # data files too
+
+
+def test_measured_paths_span_the_evaluation_and_training_packages() -> None:
+    bp = _provenance_script()
+    # What a bench runs from the evaluation package counts: the trigger bench's synthetic streams.
+    assert "src/egomem_eval/trigger/synth.py" in bp.measured_paths("trigger")
+    assert "src/egomem_eval/data.py" not in bp.measured_paths("trigger")  # finds the data: plumbing
+    # bench eval-dialog imports the training package's evaluation (statically, inside the bench).
+    dialog = bp.measured_paths("eval-dialog")
+    assert "src/egomem_training/eval/dialog.py" in dialog and "src/egomem_training/eval/judge.py" in dialog
 
 
 @pytest.mark.skipif(_git(ROOT, "rev-parse", "--is-shallow-repository").strip() == "true", reason="needs history")

@@ -11,7 +11,7 @@ import pytest
 from egomem.config import load_config
 from egomem.errors import ConfigError
 from egomem.llm import LLMError, create_provider
-from egomem.llm.gguf import GGUFProvider
+from egomem.llm.local import LocalLLMProvider
 from egomem.llm.openai_compat import OpenAICompatProvider
 from egomem.memory.items import Extraction, SessionText, Turn
 from egomem.registry import registry
@@ -134,7 +134,7 @@ def test_factory_and_config_errors(tmp_path: Any) -> None:
     with pytest.raises(ConfigError, match=r"llm\.provider = 'gguf' is now local"):
         load_config(environ={"EGOMEM_LLM__PROVIDER": "gguf"})
     with pytest.raises(ConfigError, match=r"local \.gguf file"):
-        GGUFProvider(tmp_path / "missing.gguf")
+        LocalLLMProvider(tmp_path / "missing.gguf")
     fake = tmp_path / "m.gguf"
     fake.write_bytes(b"GGUF")
     try:
@@ -143,4 +143,4 @@ def test_factory_and_config_errors(tmp_path: Any) -> None:
         pytest.skip("llama-cpp-python is installed here")
     except ImportError:
         with pytest.raises(ConfigError, match=r"egomem\[gguf\]"):
-            GGUFProvider(fake)
+            LocalLLMProvider(fake)

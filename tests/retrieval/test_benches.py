@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from egomem.bench import BenchOptions, run_bench
-from egomem.bench.locomo import load_locomo
 from egomem.errors import InputError
+from egomem_eval.locomo import load_locomo
 
 
 def test_textret_quick_runs_and_reports(tmp_path: Path) -> None:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from egomem.bench.convo.scenario import generate
 from egomem.cli.main import main
+from egomem_eval.convo.scenario import generate
 from egomem_training.data.build import BuildConfig, build
 from egomem_training.data.from_convo import script_from_convo
 from egomem_training.data.script import load_script

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from egomem.bench.locomo import load_locomo
 from egomem.cli.main import main
 from egomem.llm.base import ChatReply, LLMError
+from egomem_eval.locomo import load_locomo
 from egomem_training.data.build import BuildConfig, build
 from egomem_training.data.from_locomo import LocomoOptions, first_person, llm_writer, script_from_locomo
 from egomem_training.data.script import load_script

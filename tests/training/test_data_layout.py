@@ -145,8 +145,8 @@ def test_the_trigger_streams_label_with_the_same_function(monkeypatch: pytest.Mo
     """synth.make_stream (the trigger's training streams) labels through labels.session_labels,
     the function the builder calls: one labelling rule for both."""
     from egomem.memory.trigger import labels as labels_mod
-    from egomem.memory.trigger import synth
     from egomem.perception.vad import Segment
+    from egomem_eval.trigger import synth
 
     calls: list[np.ndarray] = []
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from egomem.dialog.voices import Voice
+from egomem_eval.voices import Voice
 from egomem_training.data.audio import AugmentConfig, assign_voices, draw_augmentation
 from egomem_training.data.plan import STOP_AFTER, LineTokens, plan_session
 

@@ -11,9 +11,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from egomem.memory.trigger.dataset import Example
 from egomem.memory.trigger.features import FeatureExtractor
 from egomem.memory.trigger.metrics import labels_from_sessions
+from egomem_eval.trigger.dataset import Example
 from egomem_training.trigger import calibrate_rules, score
 from egomem_training.voice_cohort import _rttm_turns
 

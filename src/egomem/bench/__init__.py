@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import importlib
 import json
-import os
 import pkgutil
 import time
 from collections.abc import Callable
@@ -20,8 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from egomem.bench._record import Provenance, command_line
 from egomem.errors import InputError
+from egomem_eval.data import data_root as eval_data_root
+from egomem_eval.record import Provenance, command_line
 
 
 @dataclass
@@ -48,14 +48,8 @@ class BenchResult:
 
 def data_root(options: BenchOptions | None = None, dataset: str = "") -> Path:
     """Where a benchmark's data is: `--data` as given (a bench's own folder or the root, as
-    that bench documents), else `dataset` under EGOMEM_BENCH_DATA, else under
-    `../shared/data` from the working directory. Never relative to the source file: an
-    installed wheel has no repository around it."""
-    if options is not None and options.data is not None:
-        return options.data
-    root = os.environ.get("EGOMEM_BENCH_DATA")
-    base = Path(root) if root else (Path.cwd() / ".." / "shared" / "data").resolve()
-    return base / dataset if dataset else base
+    that bench documents), else as `egomem_eval.data.data_root` finds `dataset`."""
+    return eval_data_root(options.data if options is not None else None, dataset)
 
 
 BenchFn = Callable[[BenchOptions], BenchResult]
@@ -89,7 +83,7 @@ def run_bench(name: str, options: BenchOptions) -> BenchResult:
     fn = _REGISTRY[name] if name in _REGISTRY else _REGISTRY[name.replace("-", "_")]
     result = fn(options)
     if options.json_path is not None:
-        # The metrics inside an envelope saying how to reproduce them (see _record.py).
+        # The metrics inside an envelope saying how to reproduce them (see egomem_eval/record.py).
         command = command_line(name, options.data, options.quick, options.extra, options.json_path, options.allow_dirty)
         record = {**provenance.envelope(name, command, time.perf_counter() - t0), "metrics": result.metrics}
         options.json_path.parent.mkdir(parents=True, exist_ok=True)

@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 
 from egomem.errors import InputError
-from egomem.identity.labelled import IMAGE_EXT, load_set
 from egomem.perception.face import FaceEncoder, load_image
+from egomem_eval.identity.labelled import IMAGE_EXT, load_set
 
 FACE_SETS = ("faces_lfw_subset_10x10", "faces_deepface", "faces_faceapi_bbt", "faces_face_recognition")
 JITTER = 0.02

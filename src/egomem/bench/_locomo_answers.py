@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from egomem.bench.locomo import CATEGORIES
 from egomem.config import AskConfig
 from egomem.llm.base import LLMProvider
 from egomem.retrieval.ask import Asker
 from egomem.retrieval.dense import EmbeddingCache
+from egomem_eval.locomo import CATEGORIES
 
 if TYPE_CHECKING:
     from egomem.bench.locomo_qa import _Conv

@@ -5,7 +5,7 @@ under the data root, with its split (dev/test, by recording), where who-spoke-wh
 (an RTTM, a pyAudioAnalysis `.segments` file, or turns written in the annotation), a transcript
 (an STM file or lines in the annotation; `transcript_kind` "reference" when it is the source's
 own, "corrected" when it was made here from Whisper's output), and the facts each person states.
-The audio itself is never copied: it is read from the data root (`egomem.bench.data_root`).
+The audio itself is never copied: it is read from the data root (`egomem_eval.data.data_root`).
 """
 
 from __future__ import annotations

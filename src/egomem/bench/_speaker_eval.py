@@ -22,10 +22,10 @@ import numpy as np
 
 from egomem.config import Config
 from egomem.identity.identifier import PersonIdentifier
-from egomem.identity.metrics import eer_point
 from egomem.identity.types import VoiceObservation
 from egomem.perception.voice import VoiceEncoder
 from egomem.store.sqlite import SQLiteStore
+from egomem_eval.identity.metrics import eer_point
 
 COHORTS = ("fixed_cohort", "gallery_cohort")
 NO_SPEECH_SCORE = -1e9  # a query with no speech: the lowest score in every trial

@@ -33,8 +33,8 @@ from egomem.identity.types import VoiceObservation
 from egomem.media import SAMPLE_RATE
 from egomem.perception.audio import load_audio
 from egomem.perception.voice import VoiceEncoder
+from egomem_eval.identity.pieces import PIECE_MAX_S, speech_pieces
 
-PIECE_MIN_S, PIECE_MAX_S = 0.3, 1.5
 ENROLL_MIN_S = 0.5  # enrolment pieces: 0.5-1.5 s
 N_ENROLL = 3
 # Length bins of the pieces (seconds of cut audio): key -> [low, high).
@@ -44,7 +44,6 @@ BINS: dict[str, tuple[float, float]] = {
     "1_0_1_5": (1.0, 1.5 + 1e-6),
     "0_5_1_5": (0.5, 1.5 + 1e-6),  # the target condition
 }
-CONTEXT_S = 0.3  # background on each side of a piece
 FSDD_SR = 8000
 FSDD_ENROLL_DIGITS = ("0", "1", "2")
 
@@ -55,31 +54,6 @@ class Piece:
     utterance: int  # rank of its utterance in the speaker's manifest order
     seconds: float  # length of the cut speech
     audio: np.ndarray  # the query window at 16 kHz: the piece with its background around it
-
-
-def speech_pieces(enc: VoiceEncoder, audio: np.ndarray, rng: np.random.Generator) -> list[tuple[float, np.ndarray]]:
-    """(seconds of speech, query window) for consecutive 0.3-1.5 s pieces of the speech regions the
-    product's VAD finds in `audio`. A live poll hears a short utterance inside its surroundings, so
-    each window is the piece between CONTEXT_S of the recording's own non-speech on either side
-    (its background, never other speech)."""
-    segs = enc.vad.segments(audio, threshold=enc.config.vad_threshold, min_speech_s=0.1, min_silence_s=0.1, pad_s=0.0)
-    mask = np.ones(audio.size, dtype=bool)
-    for seg in segs:
-        mask[int(seg.start * SAMPLE_RATE) : int(seg.end * SAMPLE_RATE)] = False
-    background = audio[mask] if mask.sum() >= SAMPLE_RATE // 10 else np.zeros(SAMPLE_RATE // 10, np.float32)
-    n_ctx = int(CONTEXT_S * SAMPLE_RATE)
-    context = np.tile(background, int(np.ceil(2 * n_ctx / background.size)))
-    out = []
-    for seg in segs:
-        start, end = seg.start, seg.end
-        while end - start >= PIECE_MIN_S:
-            length = float(rng.uniform(PIECE_MIN_S, PIECE_MAX_S))
-            if end - start < length:
-                length = end - start  # the region's tail: shorter than drawn, still >= 0.3 s
-            piece = audio[int(start * SAMPLE_RATE) : int((start + length) * SAMPLE_RATE)]
-            out.append((length, np.concatenate([context[:n_ctx], piece, context[n_ctx : 2 * n_ctx]])))
-            start += length
-    return out
 
 
 def cut_set(enc: VoiceEncoder, items: Sequence[tuple[Path, str]], rng: np.random.Generator) -> dict[str, list[Piece]]:

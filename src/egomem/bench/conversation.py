@@ -29,9 +29,7 @@ from egomem.bench import BenchOptions, BenchResult, data_root, register
 from egomem.bench.convo.drive import run_audio, run_transcript
 from egomem.bench.convo.media import render_scenario
 from egomem.bench.convo.report import write_dump
-from egomem.bench.convo.scenario import Scenario, generate
 from egomem.bench.convo.score import Tally, metrics, score
-from egomem.bench.convo.templates import all_templates, split_of
 from egomem.config import Config, load_config
 from egomem.errors import EgomemError, InputError
 from egomem.providers import create
@@ -39,6 +37,8 @@ from egomem.registry import registry
 from egomem.runtime.build import Models
 from egomem.runtime.demo import memory_snapshot
 from egomem.store.sqlite import SQLiteStore
+from egomem_eval.convo.scenario import Scenario, generate
+from egomem_eval.convo.templates import all_templates, split_of
 
 EXTRACTORS = ("rules", "local")
 VARIANTS = ("audio", "transcript")

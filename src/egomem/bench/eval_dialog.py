@@ -1,21 +1,18 @@
 """`egomem bench eval-dialog`: the personalised dialog evaluation (`egomem eval dialog`, docs/eval.md)
 as a benchmark, so its figures carry the benchmark envelope like every other in BENCHMARKS.md.
 
-The same code runs (egomem_training.eval, named by module path: the runtime package does not
-depend on the training package). Options as `--set`: scripts (required), responder
-(template | cascaded), answerer, judge (required), judge_note, levels, conditions, per_level,
-seed, threads.
+The same code runs (egomem_training.eval, imported when this bench runs; the training package
+imports no benchmark, so the dependency runs one way: bench > training > egomem_eval).
+Options as `--set`: scripts (required), responder (template | cascaded), answerer, judge
+(required), judge_note, levels, conditions, per_level, seed, threads.
 """
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 from egomem.bench import BenchOptions, BenchResult, register
 from egomem.errors import InputError
-
-_EVAL = "egomem_training.eval.cli_entry"
 
 
 @register("eval-dialog")
@@ -25,7 +22,7 @@ def run(options: BenchOptions) -> BenchResult:
         if not x.get(required):
             raise InputError(f"bench eval-dialog needs --set {required}=...")
     try:
-        entry = importlib.import_module(_EVAL)
+        from egomem_training.eval import cli_entry as entry
     except ImportError as exc:
         raise InputError(f"the training package is not installed ({exc})") from exc
     opts: dict[str, Any] = {

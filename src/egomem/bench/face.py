@@ -22,9 +22,9 @@ from egomem.bench import BenchOptions, BenchResult, data_root, register
 from egomem.config import load_config
 from egomem.errors import InputError
 from egomem.identity.index import KeyIndex
-from egomem.identity.labelled import IMAGE_EXT, load_set
-from egomem.identity.metrics import accuracy_at, auc, best_accuracy, eer
 from egomem.perception.face import FACE_DIM, FaceEncoder, load_image
+from egomem_eval.identity.labelled import IMAGE_EXT, load_set
+from egomem_eval.identity.metrics import accuracy_at, auc, best_accuracy, eer
 
 DEFAULT_SETS = ("faces_deepface", "faces_lfw_subset_10x10")
 

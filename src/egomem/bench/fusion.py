@@ -1,6 +1,6 @@
 """`egomem bench fusion`: calibrated face and voice LLRs and their fusion, on the TEST split.
 
-Trials (bench/_identity_trials.py): public face and LibriSpeech voice data split by identity; the
+Trials (egomem_eval/identity/trials.py): public face and LibriSpeech voice data split by identity; the
 calibration maps were fitted on train (`python -m egomem_training.calibration`), so nothing here
 was tuned on these identities. For each modality (face; voice long and short speech, clean and at
 10 dB) and for the fusion, the product's maps (identity/calibration.py) turn scores into LLRs, and
@@ -31,7 +31,18 @@ from typing import Any
 import numpy as np
 
 from egomem.bench import BenchOptions, BenchResult, data_root, register
-from egomem.bench._identity_trials import (
+from egomem.config import Config, load_config
+from egomem.identity.calibration import (
+    Calibration,
+    DecisionCosts,
+    cllr,
+    decision_thresholds,
+    expected_cost,
+    fuse,
+    load_calibration,
+)
+from egomem_eval.identity.metrics import eer
+from egomem_eval.identity.trials import (
     VOICE_EVAL_SET,
     FaceImage,
     Trials,
@@ -43,17 +54,6 @@ from egomem.bench._identity_trials import (
     voice_splits,
     voice_trials,
 )
-from egomem.config import Config, load_config
-from egomem.identity.calibration import (
-    Calibration,
-    DecisionCosts,
-    cllr,
-    decision_thresholds,
-    expected_cost,
-    fuse,
-    load_calibration,
-)
-from egomem.identity.metrics import eer
 
 HARD_PAIRS = 5  # listed
 HARD_PERSONS = 3  # pairs of persons built from them

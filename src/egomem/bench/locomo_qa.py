@@ -1,7 +1,7 @@
 """`egomem bench locomo-qa`: LoCoMo questions answered by `ask`, multi-round vs single-shot.
 
 Each conversation is ingested into a fresh product store through the product's memory
-(`runtime.conversation_memory.memorize_conversation`): every session is stored as an
+(`egomem_eval.conversation_memory.memorize_conversation`): every session is stored as an
 episode holding its turns (speakers as users), and each speaker's turns of each session
 go through the memory extractor and the update agent (`--set extractor=rules`, the
 default, or `local`, the on-device LLM; `--set sessions=N` extracts from the first N
@@ -40,7 +40,6 @@ import numpy as np
 
 from egomem.bench import BenchOptions, BenchResult, data_root, register
 from egomem.bench._locomo_answers import TEST, answer_f1
-from egomem.bench.locomo import CATEGORIES, CATEGORY_NAMES, Conversation, _truncate, episode_sessions, load_locomo
 from egomem.config import AskConfig, Config, load_config
 from egomem.errors import InputError
 from egomem.llm.base import LLMProvider
@@ -51,9 +50,10 @@ from egomem.retrieval.encoder import TextEncoder
 from egomem.retrieval.search import TurnCorpus, search
 from egomem.retrieval.search_config import RECIPES, SearchFilters, TurnSearch
 from egomem.runtime.build import memory_manager
-from egomem.runtime.conversation_memory import memorize_conversation
 from egomem.store.base import MemoryStore
 from egomem.store.sqlite import SQLiteStore
+from egomem_eval.conversation_memory import memorize_conversation
+from egomem_eval.locomo import CATEGORIES, CATEGORY_NAMES, Conversation, episode_sessions, load_locomo, truncate
 
 K = 10
 DEV = range(0, 5)  # conversations 1-5 choose; TEST (6-10, _locomo_answers) reports
@@ -226,7 +226,7 @@ def run(options: BenchOptions) -> BenchResult:
     answer_llm = _choice(options, "answer_llm", ("none", *EXTRACTORS[1:]), "none")
     convs, counts = load_locomo(Path(data_root(options, "locomo")))
     if options.quick:
-        convs = [_truncate(convs[0], int(options.extra.get("max_turns", 120)))] if convs else []
+        convs = [truncate(convs[0], int(options.extra.get("max_turns", 120)))] if convs else []
     threads = options.extra.get("threads", "1")
     sessions = int(options.extra["sessions"]) if options.extra.get("sessions") else None
     n_answers = int(options.extra.get("answer_questions", 30))

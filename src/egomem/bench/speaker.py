@@ -30,10 +30,10 @@ from egomem.bench import BenchOptions, BenchResult, data_root, register
 from egomem.bench._speaker_eval import COHORTS, Query, gallery, score, spread
 from egomem.config import Config, load_config
 from egomem.identity.identifier import PersonIdentifier
-from egomem.identity.labelled import AUDIO_EXT, load_set
 from egomem.identity.types import VoiceObservation
 from egomem.perception.audio import add_noise, load_audio
 from egomem.perception.voice import VoiceEncoder
+from egomem_eval.identity.labelled import AUDIO_EXT, load_set
 
 EVAL_SET = "speech_librispeech_test_other_10spk"
 DISTRACTORS = "speech_librispeech_train_clean_100_1utt"

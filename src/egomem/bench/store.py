@@ -243,7 +243,7 @@ class _Keys:
 
 def _loaded_keys(store: MemoryStore, n: int, centres: np.ndarray, reuse: bool) -> list[int]:
     """Key ids of the N bulk-loaded keys; a kept schema must hold exactly the keys this seed makes."""
-    key_ids, _, matrix = store.keys.matrix(Modality.FACE, MODEL)
+    key_ids, _, matrix = store.key_matrix(Modality.FACE, MODEL)
     if reuse and (len(key_ids) < n or not np.array_equal(matrix[:n], centres)):
         raise InputError(f"the kept schema does not hold the {n} keys of this size and seed: load it again")
     return key_ids[:n]  # a kept schema also holds the keys an earlier run's write test added

@@ -1,9 +1,9 @@
 """`egomem bench trigger`: the episodic trigger (BiGRU) against the rule baseline.
 
 Held-out synthetic streams from real speech of speakers never seen in training
-(memory/trigger/synth.py: LibriSpeech test-other users, evaluation background speech and
+(egomem_eval/trigger/synth.py: LibriSpeech test-other users, evaluation background speech and
 TV recordings); the speaking channel is what the runtime produces: the template
-responder's lines in the product's TTS voice (bench/_assistant_lines.py), timed as the
+responder's lines in the product's TTS voice (egomem_eval/assistant_lines.py), timed as the
 agent answers. Five conditions (synth.CONDITIONS): runtime, back_to_back, one_word,
 long_silence, tv; each stream in a clean and a noised copy. Metrics per condition and
 pooled over all of them: mean step Jaccard of session spans, span_match@N
@@ -24,14 +24,14 @@ from typing import Any
 import numpy as np
 
 from egomem.bench import BenchOptions, BenchResult, data_root, register
-from egomem.bench._assistant_lines import assistant_voice
 from egomem.errors import InputError
-from egomem.memory.trigger.dataset import Example, examples
 from egomem.memory.trigger.features import FeatureExtractor
 from egomem.memory.trigger.metrics import SpanCounts, jaccard, sessions
 from egomem.memory.trigger.rules import RuleTrigger
-from egomem.memory.trigger.synth import CONDITIONS, AssistantVoice, load_pools, make_pair
 from egomem.memory.trigger.tagger import CHUNK_STEPS, EpisodicTrigger
+from egomem_eval.assistant_lines import assistant_voice
+from egomem_eval.trigger.dataset import Example, examples
+from egomem_eval.trigger.synth import CONDITIONS, AssistantVoice, load_pools, make_pair
 
 EVAL_SEED0 = 0
 PAPER = {"clean": {"jaccard": 0.992, "f1_at_5": 0.986}, "noised": {"jaccard": 0.989, "f1_at_5": 0.982}}

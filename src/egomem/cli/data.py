@@ -1,13 +1,12 @@
 """`egomem data build`: training samples for a memory-aware full-duplex model (docs/data.md).
 
-The builder lives in the training package (egomem_training.data), which the runtime
-package never imports (import-linter): it is named here by module path and imported when
-the command runs, the way providers are, so `egomem` itself does not depend on it.
+The builder lives in the training package (egomem_training.data): the CLI is the one layer
+of `egomem` that imports it (import-linter), inside the commands, so only `egomem data`
+loads it and its `training` extra (pyarrow, matplotlib).
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 from pathlib import Path
 
@@ -15,8 +14,6 @@ import click
 
 from egomem.cli.progress import Counted, on_terminal, step
 from egomem.errors import InputError
-
-_BUILDER = "egomem_training.data.cli_entry"
 
 
 @click.group()
@@ -46,9 +43,9 @@ def data() -> None:
 def build(script: Path, out: Path, **opts: object) -> None:
     """Turn a dialog SCRIPT (.json or .jsonl) into sharded Parquet samples under --out."""
     try:
-        entry = importlib.import_module(_BUILDER)
+        from egomem_training.data import cli_entry as entry
     except ImportError as exc:
-        raise InputError(f"the training package is not installed ({exc})") from exc
+        raise InputError(f"the training extra is not installed: pip install 'egomem[training]' ({exc})") from exc
     bar: list[Counted] = []
 
     def on_stream(done: int, total: int) -> None:
@@ -93,7 +90,8 @@ def _seeds(spec: str) -> list[int]:
 )
 def from_convo(split: str, seeds: str, out: Path) -> None:
     """A script from the conversation benchmark's generator (day-2 sessions; docs/data.md)."""
-    entry = importlib.import_module(_BUILDER)
+    from egomem_training.data import cli_entry as entry
+
     click.echo(json.dumps(entry.from_convo(split, _seeds(seeds), out), indent=2))
 
 
@@ -122,5 +120,6 @@ def convert() -> None:
 )
 def convert_locomo(**opts: object) -> None:
     """A script from LoCoMo (CC BY-NC 4.0): each speaker in turn as the user, QA as level-1/2 turns."""
-    entry = importlib.import_module(_BUILDER)
+    from egomem_training.data import cli_entry as entry
+
     click.echo(json.dumps(entry.from_locomo(opts), indent=2))

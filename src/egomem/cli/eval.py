@@ -1,20 +1,17 @@
 """`egomem eval dialog`: personalised dialog judged by an LLM (Fact Score, Answer Quality; docs/eval.md).
 
 The evaluation reads dialog scripts, whose format belongs to the training package
-(egomem_training): like `egomem data`, it is named by module path and imported when the
-command runs, so `egomem` itself does not depend on it.
+(egomem_training): like `egomem data`, it is imported inside the command, so only this
+command loads it.
 """
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 
 import click
 
 from egomem.errors import InputError
-
-_EVAL = "egomem_training.eval.cli_entry"
 
 
 @click.group("eval")
@@ -43,7 +40,7 @@ def eval_group() -> None:
 def dialog(**opts: object) -> None:
     """Answer the memory turns of --scripts with a responder and score them with an LLM judge."""
     try:
-        entry = importlib.import_module(_EVAL)
+        from egomem_training.eval import cli_entry as entry
     except ImportError as exc:
         raise InputError(f"the training package is not installed ({exc})") from exc
     record = entry.run(opts)

@@ -60,17 +60,17 @@ class StoreKeyIndex:
         self._seen: object = None  # what version() last returned
 
     def __len__(self) -> int:
-        return self.store.keys.count(self.modality, self.model)
+        return self.store.key_count(self.modality, self.model)
 
     @property
     def user_ids(self) -> set[str]:
-        return set(self.store.keys.user_ids(self.modality, self.model))
+        return set(self.store.key_user_ids(self.modality, self.model))
 
     def prep(self, v: Any) -> np.ndarray:
         return prep_vector(v, self.dim, self.metric)
 
     def version(self) -> tuple[int, int]:
-        seen = (self.store.keys.newest_id(), int(time.monotonic() // STATS_TTL_S))
+        seen = (self.store.newest_key_id(), int(time.monotonic() // STATS_TTL_S))
         with self._lock:
             self._seen = seen
         return seen
@@ -127,7 +127,7 @@ class StoreKeyIndex:
         if stale and known is not None and known[1] >= n and known[0][1] == version[1]:
             stale = False
         if stale:
-            known = (version, len(self.store.keys.user_ids(self.modality, self.model, limit=n)))
+            known = (version, len(self.store.key_user_ids(self.modality, self.model, limit=n)))
             with self._lock:
                 self._users_known = known
         assert known is not None

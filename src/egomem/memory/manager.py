@@ -9,7 +9,7 @@ retried with `retry`, and memory is not touched.
 A conversation of several people (a written transcript, a diarized recording) is stored
 as one episode holding every speaker's turns, then `process(..., keep_episode=True)` runs
 once per speaker on that speaker's turns: the episode is kept as stored, and what each
-speaker said becomes their memory, linked to it (runtime/conversation_memory.py).
+speaker said becomes their memory, linked to it (egomem_eval/conversation_memory.py).
 """
 
 from __future__ import annotations

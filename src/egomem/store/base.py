@@ -240,6 +240,21 @@ class MemoryStore:
     def delete_key(self, key_id: int, *, cause: str = "") -> None:
         self.keys.delete(key_id, cause=cause)
 
+    def key_count(self, modality: Modality, model: str) -> int:
+        return self.keys.count(modality, model)
+
+    def key_user_ids(self, modality: Modality, model: str, limit: int | None = None) -> list[str]:
+        """Distinct users with keys of one encoder (at most `limit`: "are there n users" stops at n)."""
+        return self.keys.user_ids(modality, model, limit)
+
+    def newest_key_id(self) -> int:
+        """The largest key id (0 without keys): it grows whenever a key is added, on any worker."""
+        return self.keys.newest_id()
+
+    def key_matrix(self, modality: Modality, model: str) -> tuple[list[int], list[str], np.ndarray]:
+        """(key ids, user ids, (n, dim) float32 matrix) of one encoder's keys, in id order."""
+        return self.keys.matrix(modality, model)
+
     # -- profile facts -------------------------------------------------------------
     def add_fact(self, fact: Fact, *, cause: str = "", evidence_from: Sequence[str] = ()) -> Fact:
         return self.facts.add(fact, cause=cause, evidence_from=evidence_from)

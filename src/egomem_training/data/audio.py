@@ -1,7 +1,7 @@
 """Speech of a stream: users' voices from the offline pool, the assistant's fixed voice,
 the two channels mixed from a plan, and the paper's augmentation of the listening channel.
 
-Users speak with `egomem.dialog.voices` (Festival and espeak-ng variants, plus more
+Users speak with `egomem_eval.voices` (Festival and espeak-ng variants, plus more
 espeak-ng accents and variants here so a stream of many users still has a voice each);
 the assistant speaks with the product's own TTS (`egomem.dialog.speech`: Piper "joe", or
 espeak-ng's default voice, which is not in the users' pool). Augmentation (Appendix D):
@@ -21,11 +21,11 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from egomem.dialog.speech import EspeakSynthesizer, PiperSynthesizer, Synthesizer
-from egomem.dialog.voices import VOICES, Voice, installed_voices, synthesize
 from egomem.errors import InputError
 from egomem.media import SAMPLE_RATE
 from egomem.perception.audio import add_noise
 from egomem.stream.clock import SAMPLES_PER_STEP
+from egomem_eval.voices import VOICES, Voice, installed_voices, synthesize
 from egomem_training.data.plan import SessionPlan
 
 # More espeak-ng accents and variants for users (the bench keeps its own eight in VOICES).

@@ -46,8 +46,8 @@ def from_convo(split: str, seeds: list[int], out: Path) -> dict[str, Any]:
 
 
 def from_locomo(opts: dict[str, Any]) -> dict[str, Any]:
-    from egomem.bench import data_root
-    from egomem.bench.locomo import load_locomo
+    from egomem_eval.data import data_root
+    from egomem_eval.locomo import load_locomo
     from egomem_training.data.from_locomo import LocomoOptions, llm_writer, script_from_locomo, split_range
 
     convs, _ = load_locomo(Path(opts["data"]) if opts.get("data") else data_root(None, "locomo"))

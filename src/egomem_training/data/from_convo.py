@@ -1,4 +1,4 @@
-"""Scripts from the conversation benchmark's generator (egomem/bench/convo/scenario.py).
+"""Scripts from the conversation benchmark's generator (egomem_eval/convo/scenario.py).
 
 Each scenario's day-2 sessions become script sessions: by then the assistant knows every
 person from day 1, so the profile is what a perfect memory holds after day 1 (job, home,
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from egomem.bench.convo.scenario import GoldRelation, Scenario, generate
+from egomem_eval.convo.scenario import GoldRelation, Scenario, generate
 from egomem_training.data.script import Profile, Relation, Retr, Script, Session, Turn, User
 
 # Words that name a relation too broadly to be the one the user said.

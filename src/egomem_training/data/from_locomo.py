@@ -4,7 +4,7 @@ LoCoMo (Maharana et al., ACL 2024) holds ten long conversations between two peop
 months (written by LLM agents, edited by people), with LLM-written per-session observations
 (facts tied to the turn they came from), session summaries and question/answer items with
 evidence turns. The conversation
-is loaded by the benchmark's own loader (`egomem.bench.locomo.load_locomo`), and each
+is loaded by the benchmark's own loader (`egomem_eval.locomo.load_locomo`), and each
 speaker in turn plays the user:
 
 - **dialog sessions**: every LoCoMo session becomes a script session of that user; each
@@ -34,11 +34,11 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from egomem.bench.locomo import Conversation
-from egomem.bench.locomo import Turn as LocomoTurn
 from egomem.dialog.cascaded import Completer
 from egomem.llm.base import LLMError
 from egomem.llm.prompts import render_prompt
+from egomem_eval.locomo import Conversation
+from egomem_eval.locomo import Turn as LocomoTurn
 from egomem_training.data.script import Profile, Relation, Retr, Script, Session, Turn, User
 
 DEV = range(0, 5)

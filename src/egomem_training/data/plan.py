@@ -1,7 +1,7 @@
 """Timing of one stream: where every user turn, `<retr>` query, monologue and reply falls,
 in 80 ms steps from the start of the dialog part (step 0 = stream position 768).
 
-Timed as the runtime answers (memory/trigger/synth.py): a reply starts 0.8-1.1 s after
+Timed as the runtime answers (egomem_eval/trigger/synth.py): a reply starts 0.8-1.1 s after
 the user stops; the next turn starts 0.3-1.5 s after the reply ends, unless it
 interrupts (probability `interrupt_p`, drawn for every turn that has a next one): then the
 user starts 30-70 % into the reply and the assistant stops 3 steps (240 ms) later, its
@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 
 from egomem.media import SAMPLE_RATE
-from egomem.memory.trigger.synth import REPLY_AFTER_S, SAME_USER_GAP_S
 from egomem.stream.clock import SAMPLES_PER_STEP, STEP_S
+from egomem_eval.trigger.synth import REPLY_AFTER_S, SAME_USER_GAP_S
 
 TEXT_LEAD = 2  # monologue text leads its audio by 2 steps (the paper's alignment)
 STOP_AFTER = 3  # steps an interrupted assistant keeps speaking before it stops

@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from egomem.dialog.voices import Voice
 from egomem.media import SAMPLE_RATE
 from egomem.memory.trigger.labels import session_labels
 from egomem.stream.clock import STEP_S
+from egomem_eval.voices import Voice
 from egomem_training.data.audio import (
     AugmentChoice,
     AugmentConfig,

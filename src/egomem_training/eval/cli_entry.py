@@ -10,10 +10,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from egomem.bench._record import Provenance
 from egomem.dialog.base import DuplexModel
 from egomem.errors import InputError
 from egomem.llm.base import LLMProvider
+from egomem_eval.record import Provenance
 from egomem_training.data.script import load_script
 from egomem_training.eval.dialog import CONDITIONS, TurnResult, as_records, run_eval, select_turns, summarise
 from egomem_training.eval.models import ModelSpec, build, check_different, parse_spec

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from egomem.bench.convo.media import RenderedDay, Visit
-from egomem.bench.convo.scenario import Scenario, Session
 from egomem.bench.convo.score import Observation, current_facts
 from egomem.config import Config
 from egomem.dialog.base import UserTurn
@@ -33,6 +32,7 @@ from egomem.runtime.timeline import Timeline
 from egomem.schemas import new_id
 from egomem.store.base import MemoryStore
 from egomem.stream.sources import read_recording, replay
+from egomem_eval.convo.scenario import Scenario, Session
 
 DAY_S = 86_400.0
 MIN_OVERLAP_S = 2.0  # one identity poll

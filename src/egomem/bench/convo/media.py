@@ -30,9 +30,9 @@ from egomem.bench.convo.render import (
     temp_dir,
     write_mp4,
 )
-from egomem.bench.convo.scenario import Scenario
 from egomem.errors import InputError
 from egomem.perception.audio import SAMPLE_RATE
+from egomem_eval.convo.scenario import Scenario
 
 RENDER_VERSION = 1  # bump when the layout below changes: old cache entries are then ignored
 LEAD_S, ARRIVE_S, TURN_GAP_S, ABSENT_S = 3.0, 2.0, 2.5, 6.0

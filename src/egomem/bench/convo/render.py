@@ -1,6 +1,6 @@
 """Rendering spoken scenes: offline TTS voices, real face photos, one mp4 per day.
 
-Voices are Debian's Festival (kal, ked, slt) and espeak-ng variants (egomem.dialog.voices,
+Voices are Debian's Festival (kal, ked, slt) and espeak-ng variants (egomem_eval.voices,
 shared with the training-data builder); Piper's "joe" is the assistant's own voice
 (egomem.dialog.speech) and is never given to a user. The photos
 are real ones from ../shared/data. `write_mp4` is the writer the demo assets use.
@@ -17,9 +17,9 @@ import av
 import numpy as np
 from PIL import Image
 
-from egomem.dialog.voices import VOICES, Voice, installed_voices, synthesize
 from egomem.errors import InputError
 from egomem.perception.audio import SAMPLE_RATE
+from egomem_eval.voices import VOICES, Voice, installed_voices, synthesize
 
 __all__ = [
     "VOICES",

@@ -7,8 +7,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from egomem.bench.convo.scenario import Scenario
 from egomem.bench.convo.score import Observation, Tally
+from egomem_eval.convo.scenario import Scenario
 
 
 def write_dump(path: Path, sc: Scenario, obs: Observation, memory: list[dict[str, Any]], tally: Tally) -> None:

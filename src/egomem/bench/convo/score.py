@@ -34,11 +34,11 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from egomem.bench.convo.bank import Keys
-from egomem.bench.convo.scenario import GoldFact, GoldRelation, Scenario
 from egomem.relations import inverse_relation, relation_terms
 from egomem.schemas import Fact, FactKind, Relation, User
 from egomem.store.base import MemoryStore
+from egomem_eval.convo.bank import Keys
+from egomem_eval.convo.scenario import GoldFact, GoldRelation, Scenario
 
 NEGATIVE = frozenset(
     "not no never nobody nothing none hate hates hated dislike dislikes disliked detest detests detested "

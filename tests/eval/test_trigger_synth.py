@@ -9,7 +9,10 @@ import pytest
 
 from egomem.errors import InputError
 from egomem.memory.trigger.metrics import sessions
-from egomem.memory.trigger.synth import (
+from egomem.perception.audio import SAMPLE_RATE
+from egomem.perception.vad import Segment
+from egomem.stream.clock import SAMPLES_PER_STEP, STEP_S
+from egomem_eval.trigger.synth import (
     CONDITIONS,
     LONG_SILENCE_S,
     SAME_USER_GAP_S,
@@ -19,9 +22,6 @@ from egomem.memory.trigger.synth import (
     make_pair,
     one_word,
 )
-from egomem.perception.audio import SAMPLE_RATE
-from egomem.perception.vad import Segment
-from egomem.stream.clock import SAMPLES_PER_STEP, STEP_S
 
 SEEDS = range(12)
 
@@ -140,7 +140,7 @@ def test_unknown_condition_is_an_error(pools: SpeechPools) -> None:
 
 
 def test_assistant_lines_are_the_responders_and_split_by_names() -> None:
-    from egomem.bench._assistant_lines import responder_lines
+    from egomem_eval.assistant_lines import responder_lines
 
     ev, tr = responder_lines("eval"), responder_lines("train")
     for replies, greetings in (ev, tr):

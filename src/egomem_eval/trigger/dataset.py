@@ -15,7 +15,7 @@ import numpy as np
 
 from egomem.memory.trigger.features import FeatureExtractor
 from egomem.memory.trigger.metrics import Span
-from egomem.memory.trigger.synth import AssistantVoice, SpeechPools, Split, load_pools, make_pair
+from egomem_eval.trigger.synth import AssistantVoice, SpeechPools, Split, load_pools, make_pair
 
 CACHE_VERSION = "v2"
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from egomem.bench.convo.bank import CITIES, FAMILY, JOBS, LIKES, Keys, Person, draw_name, draw_person, overlap
-from egomem.bench.convo.templates import Template, templates
+from egomem_eval.convo.bank import CITIES, FAMILY, JOBS, LIKES, Keys, Person, draw_name, draw_person, overlap
+from egomem_eval.convo.templates import Template, templates
 
 REL_TYPES = ("sibling", "colleague", "friend", "neighbour", "partner", "cousin")
 _SIBLING = {"f": "sister", "m": "brother"}

@@ -13,8 +13,8 @@ from egomem.memory.manager import MemoryManager
 from egomem.memory.rules_provider import RulesProvider
 from egomem.retrieval.encoder import TextEncoder
 from egomem.retrieval.search import EpisodeTurn, episode_turns
-from egomem.runtime.conversation_memory import memorize_conversation
 from egomem.store.sqlite import SQLiteStore
+from egomem_eval.conversation_memory import memorize_conversation
 
 T0 = 1_700_000_000.0
 

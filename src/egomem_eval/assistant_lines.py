@@ -18,10 +18,10 @@ import numpy as np
 from egomem.config import load_config
 from egomem.dialog.base import UserTurn
 from egomem.dialog.template import TemplateResponder
-from egomem.memory.trigger.synth import AssistantVoice, Split
 from egomem.retrieval.query_parser import split_monologue
 from egomem.runtime.build import Models
 from egomem.schemas import MemChunk
+from egomem_eval.trigger.synth import AssistantVoice, Split
 
 # (name, a profile fact, a relation, that person's name, a fact about them, a word in it)
 _PEOPLE: dict[Split, list[tuple[str, str, str, str, str, str]]] = {

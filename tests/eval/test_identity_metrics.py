@@ -1,4 +1,4 @@
-"""identity/metrics.py on tiny cases worked out by hand."""
+"""egomem_eval/identity/metrics.py on tiny cases worked out by hand."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from egomem.errors import InputError
-from egomem.identity.metrics import accuracy_at, auc, best_accuracy, eer
+from egomem_eval.identity.metrics import accuracy_at, auc, best_accuracy, eer
 
 # Higher score = more likely the same person. Same pairs score 0.9, 0.8, 0.6;
 # different pairs 0.7, 0.5, 0.4.
@@ -57,7 +57,7 @@ def test_bad_input_is_refused(scores: list[float], labels: list[bool]) -> None:
 
 
 def test_eer_point_gives_the_threshold_of_the_crossing() -> None:
-    from egomem.identity.metrics import eer_point
+    from egomem_eval.identity.metrics import eer_point
 
     # As above: at 0.7 one same pair of three is rejected and one different pair of three accepted.
     assert eer_point(SCORES, SAME) == pytest.approx((1 / 3, 0.7))

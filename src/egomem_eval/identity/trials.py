@@ -36,12 +36,12 @@ import numpy as np
 
 from egomem.config import Config
 from egomem.identity.identifier import PersonIdentifier
-from egomem.identity.labelled import AUDIO_EXT, IMAGE_EXT, load_set
 from egomem.identity.types import VoiceObservation
 from egomem.perception.audio import add_noise, load_audio
 from egomem.perception.face import FaceEncoder, load_image
 from egomem.perception.voice import VoiceEncoder
 from egomem.store.sqlite import SQLiteStore
+from egomem_eval.identity.labelled import AUDIO_EXT, IMAGE_EXT, load_set
 
 SPLITS = ("train", "dev", "test")
 FACE_SETS = ("faces_lfw_subset_10x10", "faces_deepface", "faces_face_recognition", "faces_faceapi_bbt")
@@ -248,7 +248,7 @@ def voice_splits(spks: list[Speaker]) -> dict[str, str]:
 
 def _query_audio(enc: VoiceEncoder, name: str, audio: np.ndarray) -> list[tuple[str, np.ndarray, bool]]:
     """(cache name, audio, noisy) for the whole utterance and its first short pieces, clean and at 10 dB."""
-    from egomem.bench._speaker_short import speech_pieces
+    from egomem_eval.identity.pieces import speech_pieces
 
     seed = zlib.crc32(name.encode())
     pieces = speech_pieces(enc, audio, np.random.default_rng(seed))[:PIECES_PER_UTTERANCE]

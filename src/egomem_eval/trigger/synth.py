@@ -28,7 +28,7 @@ channel (p=0.3, gain 0-0.2, delay 0.1-0.5 s), other people's speech in the backg
 noise at 10-30 dB SNR.
 
 The assistant's voice: the caller passes the audio of the product's own TTS speaking
-the template responder's lines (egomem.bench._assistant_lines); without it, LibriSpeech
+the template responder's lines (egomem_eval.assistant_lines); without it, LibriSpeech
 speaker 3080 (the assistant of the first benchmark).
 
 Speaker split: training users are the 40 LibriSpeech train-clean-100 speakers; held-out
