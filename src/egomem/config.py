@@ -55,6 +55,7 @@ PROCESS_VARIABLES: dict[str, str] = {
     "EGOMEM_PG_PORT": "port of the test PostgreSQL (scripts/postgres.sh)",
     "EGOMEM_PG_DIR": "data folder of the test PostgreSQL (scripts/postgres.sh)",
     "EGOMEM_PG_DB": "database of the test PostgreSQL (scripts/postgres.sh)",
+    "EGOMEM_MASTER_KEY": "the master key of sealed identity keys under privacy.master_key = 'env' (base64 or hex)",
 }
 PROCESS_PREFIXES = ("EGOMEM_TEST_",)  # the test suite's own (EGOMEM_TEST_PG_DSN)
 
@@ -244,6 +245,13 @@ class PrivacyConfig(_Section):
     consent: Literal["ask", "notice", "implicit"] | None = None
     # Users who may hear other people's sensitive facts through `ask` (ids).
     admins: list[str] = Field(default_factory=list)
+    # Where the master key that wraps every person's data key comes from (store/crypto.py,
+    # docs/privacy.md "Keys at rest"): "file" (default: master_key_file, else <data_dir>/master.key,
+    # generated once with mode 0600 when the store is new), "env" (the variable master_key_env, base64
+    # or hex), or a source a plugin registered (store.crypto.register_master_key_source, e.g. a KMS).
+    master_key: str = "file"
+    master_key_file: Path | None = None
+    master_key_env: str = "EGOMEM_MASTER_KEY"
 
 
 def _provider_field(kind: str) -> Any:
@@ -272,8 +280,8 @@ class Config(_Section):
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
     runtime: RuntimeConfig = Field(default_factory=RuntimeConfig)
     ask: AskConfig = Field(default_factory=AskConfig)
-    retention: RetentionConfig = Field(default_factory=RetentionConfig)
     privacy: PrivacyConfig = Field(default_factory=PrivacyConfig)
+    retention: RetentionConfig = Field(default_factory=RetentionConfig)
     # Provider sections: {provider = "name", ...that provider's own settings} (egomem.providers).
     asr: SerializeAsAny[ProviderConfig] = _provider_field("asr")
     llm: SerializeAsAny[ProviderConfig] = _provider_field("llm")

@@ -17,13 +17,16 @@ psycopg = pytest.importorskip("psycopg")
 pytestmark = [pytest.mark.postgres, pytest.mark.skipif(not PG_DSN, reason="EGOMEM_TEST_PG_DSN is not set")]
 
 
-def _env(schema: str) -> dict[str, str]:
-    return {"EGOMEM_STORE__PROVIDER": "postgres", "EGOMEM_STORE__DSN": PG_DSN, "EGOMEM_STORE__SCHEMA_NAME": schema}
+def _env(schema: str, key_file: Path | None = None) -> dict[str, str]:
+    env = {"EGOMEM_STORE__PROVIDER": "postgres", "EGOMEM_STORE__DSN": PG_DSN, "EGOMEM_STORE__SCHEMA_NAME": schema}
+    if key_file is not None:  # the workers of one fleet share the master key
+        env["EGOMEM_PRIVACY__MASTER_KEY_FILE"] = str(key_file)
+    return env
 
 
 def test_two_workers_configured_with_one_schema_share_its_memory(schema: str, tmp_path: Path) -> None:
-    a = open_store(load_config(data_dir=tmp_path / "a", environ=_env(schema)))
-    b = open_store(load_config(data_dir=tmp_path / "b", environ=_env(schema)))
+    a = open_store(load_config(data_dir=tmp_path / "a", environ=_env(schema, tmp_path / "master.key")))
+    b = open_store(load_config(data_dir=tmp_path / "b", environ=_env(schema, tmp_path / "master.key")))
     try:
         emily = a.create_user("Emily")
         assert [u.name for u in b.list_users()] == ["Emily"] and b.get_user(emily.id).name == "Emily"

@@ -52,6 +52,7 @@ from egomem.runtime.demo import ASSETS
 from egomem.schemas import Modality
 from egomem.server.tenants import TenantRegistry
 from egomem.store import schema as tables
+from egomem.store.crypto import MASTER_KEY_ENV, FixedKey, new_master_key_text, parse_master_key
 from egomem.store.postgres import PostgresStore
 from egomem.stream.sources import Recording, read_recording
 
@@ -72,9 +73,13 @@ def run_fleet(options: BenchOptions, n_workers: int) -> BenchResult:
     day1, day2 = read_recording(ASSETS / "day1.mp4"), read_recording(ASSETS / "day2.mp4")
     schema = f"bench_serve_{uuid.uuid4().hex[:10]}"
     env = {"EGOMEM_STORE__PROVIDER": "postgres", "EGOMEM_STORE__DSN": dsn, "EGOMEM_STORE__SCHEMA_NAME": schema}
+    # Every worker of a fleet opens the keyring with the same master key: one made for this run.
+    master = new_master_key_text()
+    env.update({"EGOMEM_PRIVACY__MASTER_KEY": "env", MASTER_KEY_ENV: master})
     if extra.get("llm"):
         env["EGOMEM_LLM__PROVIDER"] = extra["llm"]
-    watch = PostgresStore(dsn, schema=schema)  # creates the schema; the workers find it migrated
+    # Creates the schema; the workers find it migrated.
+    watch = PostgresStore(dsn, schema=schema, master_key=FixedKey(parse_master_key(master, "this run's key")))
     metrics: dict[str, Any] = {"store": "postgres", "workers": n_workers, "recording_s": round(day2.duration_s, 1)}
     tables_out: list[tuple[str, list[str], list[list[Any]]]] = []
     try:

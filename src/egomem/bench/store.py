@@ -140,7 +140,7 @@ def _open(
     from egomem.store.postgres import PostgresStore
 
     name = schema or f"bench_{uuid.uuid4().hex[:10]}"
-    pg = PostgresStore(dsn, schema=name, **({} if ef_search is None else {"ef_search": ef_search}))
+    pg = PostgresStore(dsn, schema=name) if ef_search is None else PostgresStore(dsn, schema=name, ef_search=ef_search)
     try:
         yield pg, lambda ef: PostgresStore(dsn, schema=name, ef_search=ef)
     finally:

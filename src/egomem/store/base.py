@@ -11,7 +11,10 @@ operation log can never disagree with the data. Operations raise NotFoundError f
 unknown ids and DimensionError for vectors that do not fit their encoder.
 
 `store.capabilities` says what the database can do; callers branch on it, never on the
-store's class. Drivers (sqlite.py, postgres.py) only open the database and migrate it.
+store's class. Drivers (sqlite.py, postgres.py) only open the database and its keyring and call
+`_open`: migrate, check the master key, seal any plaintext identity key, in one transaction.
+Identity keys are sealed at rest under each person's data key (store/crypto.py, keyring.py);
+purging a person destroys their data key and then `scrub`s what the database keeps of deleted rows.
 """
 
 from __future__ import annotations
@@ -42,21 +45,25 @@ from egomem.schemas import (
 from egomem.store import migrations
 from egomem.store.capabilities import StoreCapabilities
 from egomem.store.db import Database
+from egomem.store.keyring import Keyring
 from egomem.store.ops import EpisodeOps, EvidenceOps, FactOps, HistoryOps, KeyOps, RelationOps, RepairOps, UserOps
 from egomem.store.ops.consent import ConsentOps
-from egomem.store.schema import metadata
+from egomem.store.schema import identity_keys, metadata
 from egomem.store.vectors import KeyMatch, nearest_keys
+
+_ANY_UNSEALED = sa.select(identity_keys.c.id).where(identity_keys.c.sealed == 0).limit(1)
 
 
 class MemoryStore:
     """Persistent memory of people: identities, profiles, social graph, episodes."""
 
-    def __init__(self, db: Database, capabilities: StoreCapabilities) -> None:
+    def __init__(self, db: Database, capabilities: StoreCapabilities, keyring: Keyring) -> None:
         self.db = db
         self.capabilities = capabilities
+        self.keyring = keyring
         self.log = HistoryOps(db)
-        self.users = UserOps(db, self.log)
-        self.keys = KeyOps(db, self.log, self.users, capabilities)
+        self.users = UserOps(db, self.log, keyring)
+        self.keys = KeyOps(db, self.log, self.users, capabilities, keyring)
         self.evidence = EvidenceOps(db)
         self.facts = FactOps(db, self.log, self.users, self.evidence)
         self.relations = RelationOps(db, self.log, self.users, self.evidence)
@@ -65,8 +72,33 @@ class MemoryStore:
         self.consent = ConsentOps(db, self.users)
 
     # -- lifecycle -------------------------------------------------------------
+    def _open(self) -> None:
+        """Migrate, check the master key (MasterKeyError before anything is read), and seal every
+        plaintext identity key, all in one transaction: a wrong key leaves the database as it was.
+        A SQLite store with nothing to do is only read (processes that open it while another writes
+        in a loop need not wait for the write lock)."""
+        sqlite_current = self.db.dialect == "sqlite" and migrations.current_version(self.db) == migrations.NEWEST
+        if sqlite_current and self.db.first(_ANY_UNSEALED) is None:
+            self.keyring.open()
+            return
+        with self.db.transaction():
+            migrations.migrate(self.db)
+            self.keyring.open()
+            sealed = self.keys.seal_plaintext()
+        if sealed and self.scrub_after_purge:  # the plaintext the sealed rows replaced must leave the files
+            self.scrub(vacuum=True)
+
+    # Whether delete_user scrubs right away (cheap on this database) or leaves it to a scheduled `scrub`.
+    scrub_after_purge = False
+
+    def scrub(self, *, vacuum: bool = False) -> None:
+        """Remove what the database keeps of deleted rows beyond the rows themselves (write-ahead logs,
+        free space, dead tuples), so a purged person's bytes leave its files. `vacuum`: also rebuild
+        the files where that is a separate, slower step."""
+
     def close(self) -> None:
         self.db.close()
+        self.keyring.close()
 
     def transaction(self) -> AbstractContextManager[None]:
         """Group several calls into one atomic write (nesting joins the outer one)."""
@@ -183,7 +215,11 @@ class MemoryStore:
         return self.repairs.all(user_id)
 
     def delete_user(self, user_id: str, *, cause: str = "") -> DeletionReport:
-        return self.users.delete(user_id, cause=cause)
+        """Purge the person (their data key first: crypto-shredding), then scrub (outside a transaction)."""
+        report = self.users.delete(user_id, cause=cause)
+        if self.scrub_after_purge:
+            self.scrub()
+        return report
 
     # -- identity keys -----------------------------------------------------------
     def add_key(

@@ -50,6 +50,10 @@ class Database:
         self._depth = 0
         self._conn: Connection | None = None
         self._closed = False
+        # Run once the outermost transaction has committed / rolled back (the keyring's cache and the
+        # data keys it destroys only after the rows sealed under them are gone for good).
+        self._after_commit: list[Callable[[], None]] = []
+        self._after_rollback: list[Callable[[], None]] = []
 
     @property
     def dialect(self) -> str:
@@ -94,10 +98,37 @@ class Database:
                 self._depth -= 1
                 if outer:
                     self._rollback()
+                    self._run_hooks(self._after_rollback)
                 raise
             self._depth -= 1
             if outer:
-                self._commit()
+                try:
+                    self._commit()
+                except BaseException:
+                    self._run_hooks(self._after_rollback)
+                    raise
+                self._run_hooks(self._after_commit)
+
+    def after_commit(self, hook: Callable[[], None]) -> None:
+        """Run `hook` when the current transaction commits (now, outside one); dropped on rollback."""
+        with self._lock:
+            if self._depth == 0:
+                hook()
+            else:
+                self._after_commit.append(hook)
+
+    def after_rollback(self, hook: Callable[[], None]) -> None:
+        """Run `hook` if the current transaction rolls back (never, outside one)."""
+        with self._lock:
+            if self._depth > 0:
+                self._after_rollback.append(hook)
+
+    def _run_hooks(self, hooks: list[Callable[[], None]]) -> None:
+        run = list(hooks)
+        self._after_commit.clear()
+        self._after_rollback.clear()
+        for hook in run:
+            hook()
 
     def _commit(self) -> None:
         try:

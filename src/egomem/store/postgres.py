@@ -6,6 +6,12 @@ them for each dialect); this module opens the connection: the schema to work in
 keys also live in the pgvector column `embedding`, which `nearest_keys` searches through
 one HNSW index per encoder (store/hnsw.py). The schema version lives in `egomem_schema`.
 
+Identity keys are sealed at rest in `vector` (store/crypto.py), and the keyring of data keys is in
+the store's schema, where every worker finds it; `embedding` stays plaintext, since the HNSW index
+must see the vectors. A purge deletes a person's rows and wrapped data key in one transaction;
+`scrub` (VACUUM FULL of the key and keyring tables, then CHECKPOINT) leaves no copy of their bytes in
+the tables' or the indexes' files. docs/privacy.md, "Keys at rest", says what it cannot reach.
+
 Connections are autocommit with explicit BEGIN/COMMIT (store/db.py). A lost connection
 (server restart, terminated backend) raises StoreError; the failed transaction is gone
 with it, and the next call reconnects.
@@ -28,11 +34,14 @@ from psycopg.types import TypeInfo
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.pool import NullPool
 
+from egomem.config import default_data_dir
 from egomem.errors import ConfigError, StoreError
-from egomem.store import hnsw, migrations
+from egomem.store import hnsw
 from egomem.store.base import MemoryStore
 from egomem.store.capabilities import POSTGRES
+from egomem.store.crypto import MASTER_KEY_FILE, KeyFile, MasterKeySource
 from egomem.store.db import Database, first_line
+from egomem.store.keyring import Keyring
 
 if TYPE_CHECKING:
     from egomem.providers import BuildContext, PostgresStoreConfig
@@ -85,8 +94,16 @@ class PostgresStore(MemoryStore):
     """The memory store in a PostgreSQL database (schema: `schema`, else the DSN's search_path)."""
 
     def __init__(
-        self, dsn: str, *, schema: str | None = None, connect_timeout_s: int = 10, ef_search: int = DEFAULT_EF_SEARCH
+        self,
+        dsn: str,
+        *,
+        schema: str | None = None,
+        connect_timeout_s: int = 10,
+        ef_search: int = DEFAULT_EF_SEARCH,
+        master_key: MasterKeySource | None = None,
     ) -> None:
+        """`master_key`: where the master key comes from (default: master.key in the default data folder;
+        every worker of a fleet needs the same key, e.g. privacy.master_key = 'env')."""
         if not dsn.strip():
             raise StoreError("the PostgreSQL store needs a DSN (store.dsn, EGOMEM_STORE__DSN)")
         if schema is not None and not valid_schema_name(schema):
@@ -104,9 +121,11 @@ class PostgresStore(MemoryStore):
         engine = sa.create_engine(
             "postgresql+psycopg://", creator=self._connect, poolclass=NullPool, isolation_level="AUTOCOMMIT"
         )
-        super().__init__(Database(engine, begin="BEGIN", where=f"PostgreSQL at {redact(dsn)}"), POSTGRES)
+        db = Database(engine, begin="BEGIN", where=f"PostgreSQL at {redact(dsn)}")
+        source = master_key or KeyFile(default_data_dir() / MASTER_KEY_FILE)
+        super().__init__(db, POSTGRES, Keyring(db, source, separate=False))
         try:
-            migrations.migrate(self.db)
+            self._open()
         except BaseException:
             self.db.close()
             raise
@@ -116,7 +135,13 @@ class PostgresStore(MemoryStore):
         if not cfg.dsn.strip():
             raise ConfigError("store.backend = 'postgres' needs store.dsn (or EGOMEM_STORE__DSN)")
         schema = cfg.schema_name or None
-        return cls(cfg.dsn, schema=schema, connect_timeout_s=cfg.connect_timeout_s, ef_search=cfg.ef_search)
+        return cls(
+            cfg.dsn,
+            schema=schema,
+            connect_timeout_s=cfg.connect_timeout_s,
+            ef_search=cfg.ef_search,
+            master_key=ctx.shared.get("master_key"),
+        )
 
     # -- connection ----------------------------------------------------------------
     def _connect(self) -> psycopg.Connection[Any]:
@@ -173,6 +198,20 @@ class PostgresStore(MemoryStore):
             raise StoreError("this store works in the DSN's schema, which it did not create: not dropping it")
         self.db.execute(sa.schema.DropSchema(self.schema, cascade=True, if_exists=True))
         self.close()
+
+    def scrub(self, *, vacuum: bool = False) -> None:
+        """Rewrite the identity key and keyring tables with their indexes (VACUUM FULL: a plain VACUUM
+        frees dead rows but may leave their bytes in the pages), so their files hold no deleted key; then
+        CHECKPOINT where this role may. Not run by every purge: it takes the tables' exclusive lock for as
+        long as the rewrite (HNSW indexes included), so a fleet runs it after purges at a quiet hour."""
+        if self.db.in_transaction:
+            return
+        for table in ("identity_keys", "data_keys"):
+            self.db.execute(sa.text(f"VACUUM FULL {table}"))
+        may = "SELECT rolsuper OR pg_has_role(current_user, 'pg_checkpoint', 'member') AS may FROM pg_roles"
+        row = self.db.first(sa.text(may + " WHERE rolname = current_user"))
+        if row is not None and row["may"]:
+            self.db.execute(sa.text("CHECKPOINT"))
 
     # -- vector indexes -----------------------------------------------------------------
     def drop_vector_indexes(self) -> None:

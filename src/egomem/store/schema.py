@@ -55,9 +55,18 @@ identity_keys = sa.Table(
     sa.Column("condition", sa.Text, nullable=False, server_default=""),
     sa.Column("created_at", REAL, nullable=False),
     sa.Column("embedding", EMBEDDING),  # PostgreSQL only (see the module docstring)
+    # Schema 5: 1 when `vector` holds the key sealed under a data key (store/crypto.py), 0 for a
+    # plaintext float32 key (written before schema 5, or bulk-loaded) that the next open seals.
+    sa.Column("sealed", sa.Integer, nullable=False, server_default=sa.text("0")),
+    # Whose data key sealed it: the person it was stored for. A repair (merge, split, undo) moves keys by
+    # user_id alone; they still open under the data key named here (a purge re-seals or destroys it).
+    sa.Column("data_key", sa.Text),
     sa.CheckConstraint("modality IN ('face', 'voice')"),
     sa.CheckConstraint("dim > 0"),
     sa.Index("identity_keys_user", "user_id", "modality"),
+    sa.Index(
+        "identity_keys_unsealed", "id", sqlite_where=sa.text("sealed = 0"), postgresql_where=sa.text("sealed = 0")
+    ),
 )
 # The columns every backend has (identity_keys minus the PostgreSQL-only embedding).
 KEY_COLUMNS = tuple(c for c in identity_keys.c if c.name != "embedding")
@@ -205,6 +214,28 @@ repairs = sa.Table(
     sa.CheckConstraint("kind IN ('merge', 'split')"),
     sa.Index("repairs_user", "user_id"),
     sa.Index("repairs_other_user", "other_user_id"),
+)
+
+# The keyring (store/keyring.py): each person's data key, wrapped by the master key, and one value
+# sealed under the master key that proves a key is the right one before anything is read or written.
+# SQLite keeps these in their own file (keyring.db beside memory.db, so that a copy of memory.db holds
+# no data key); PostgreSQL in the store's schema (created by migration 5). Kept out of `metadata`:
+# on SQLite they are no table of the memory database.
+keyring_metadata = sa.MetaData()
+
+data_keys = sa.Table(
+    "data_keys",
+    keyring_metadata,
+    sa.Column("user_id", sa.Text, primary_key=True),
+    sa.Column("wrapped", sa.LargeBinary, nullable=False),  # nonce || AES-GCM(master, data key) || tag
+    sa.Column("created_at", REAL, nullable=False),
+)
+
+keyring_check = sa.Table(
+    "keyring_check",
+    keyring_metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("sealed", sa.LargeBinary, nullable=False),
 )
 
 # PostgreSQL only: the schema version (one row).

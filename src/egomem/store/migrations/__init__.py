@@ -33,7 +33,7 @@ from sqlalchemy.schema import CreateTable
 
 from egomem.errors import StoreError
 from egomem.store.db import Database, first_line
-from egomem.store.migrations import v0001_initial, v0002_evidence, v0003_provenance, v0004_privacy
+from egomem.store.migrations import v0001_initial, v0002_evidence, v0003_provenance, v0004_privacy, v0005_sealed_keys
 from egomem.store.schema import egomem_schema
 
 
@@ -48,6 +48,7 @@ MIGRATIONS = (
     Migration(v0002_evidence.VERSION, v0002_evidence.upgrade),
     Migration(v0003_provenance.VERSION, v0003_provenance.upgrade),
     Migration(v0004_privacy.VERSION, v0004_privacy.upgrade),
+    Migration(v0005_sealed_keys.VERSION, v0005_sealed_keys.upgrade),
 )
 NEWEST = MIGRATIONS[-1].version
 

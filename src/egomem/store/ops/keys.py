@@ -1,7 +1,11 @@
-"""Identity keys: face and voice embeddings of a person, as portable float32 blobs.
+"""Identity keys: face and voice embeddings of a person, as portable float32 blobs, sealed at rest.
 
-On a database with native vector search the key is also written to the pgvector
-`embedding` column, in the same INSERT, which the nearest-keys query searches.
+`vector` holds the float32 bytes sealed under the person's data key (store/crypto.py, keyring.py):
+every read opens them; a key that does not open (altered bytes, or a person whose data key was
+destroyed, as in a copy of the database made before their purge) is left out, with one warning, so
+that person is unknown and everyone else is unaffected. On a database with native vector search the
+key is also written, in plaintext, to the pgvector `embedding` column in the same INSERT, which the
+nearest-keys query searches (docs/privacy.md says what that means for a purge).
 """
 
 from __future__ import annotations
@@ -16,7 +20,9 @@ from egomem.encoders import check_dim
 from egomem.errors import DimensionError, NotFoundError
 from egomem.schemas import IdentityKey, Modality, Op, now
 from egomem.store.capabilities import StoreCapabilities
+from egomem.store.crypto import SEAL_OVERHEAD, key_context
 from egomem.store.db import Database
+from egomem.store.keyring import Keyring
 from egomem.store.ops.history import HistoryOps
 from egomem.store.ops.users import UserOps
 from egomem.store.schema import KEY_COLUMNS, identity_keys
@@ -35,14 +41,14 @@ def blob_to_vector(blob: bytes) -> np.ndarray:
     return np.frombuffer(bytes(blob), dtype="<f4").copy()
 
 
-def _key(row: RowMapping) -> IdentityKey:
+def _key(row: RowMapping, plain: bytes) -> IdentityKey:
     return IdentityKey(
         id=row["id"],
         user_id=row["user_id"],
         modality=Modality(row["modality"]),
         model=row["model"],
         dim=row["dim"],
-        vector=blob_to_vector(row["vector"]).tolist(),
+        vector=blob_to_vector(plain).tolist(),
         condition=row["condition"],
         created_at=row["created_at"],
     )
@@ -68,15 +74,92 @@ _OF_ENCODER = sa.and_(
 
 _INSERT = sa.insert(identity_keys).returning(identity_keys.c.id)
 _MATRIX = (
-    sa.select(identity_keys.c.id, identity_keys.c.user_id, identity_keys.c.vector)
+    sa.select(
+        identity_keys.c.id,
+        identity_keys.c.user_id,
+        identity_keys.c.vector,
+        identity_keys.c.sealed,
+        identity_keys.c.data_key,
+    )
     .where(identity_keys.c.modality == sa.bindparam("modality"), identity_keys.c.model == sa.bindparam("model"))
     .order_by(identity_keys.c.id)
 )
 
 
+_UNSEALED = sa.select(*KEY_COLUMNS).where(identity_keys.c.sealed == 0).order_by(identity_keys.c.id)
+_RESEAL = sa.update(identity_keys).where(identity_keys.c.id == sa.bindparam("key_id"))
+
+
+def open_stored(
+    keyring: Keyring, key_id: int, owner: str | None, modality: str, model: str, stored: bytes, sealed: int, dim: int
+) -> bytes | None:
+    """A stored key's float32 bytes, or None (with one warning per key) when they do not open. `owner`:
+    whose data key sealed it (the row's data_key)."""
+    if not sealed:  # plaintext, bulk-loaded since the store was opened: sealed at the next open
+        return stored
+    data_key = None if owner is None else keyring.data_key(owner)
+    plain = None if data_key is None else data_key.open(stored, key_context(owner or "", modality, model))
+    if plain is None or len(plain) != 4 * dim:
+        keyring.warn_once(key_id, f"identity key {key_id} (data key of {owner}) does not open: left out (unknown)")
+        return None
+    return plain
+
+
+def reseal_for_their_person(db: Database, keyring: Keyring, rows: list[RowMapping]) -> int:
+    """Re-seal these key rows under the data key of the person each now belongs to (before the data key
+    that sealed them is destroyed: a purge). Keys that do not open are deleted (nobody could use them)."""
+    moved, dropped = [], []
+    for r in rows:
+        plain = open_stored(
+            keyring, r["id"], r["data_key"], r["modality"], r["model"], bytes(r["vector"]), r["sealed"], r["dim"]
+        )
+        if plain is None:
+            dropped.append(r["id"])
+            continue
+        target = keyring.data_key(r["user_id"], create=True)
+        assert target is not None
+        sealed = target.seal(plain, key_context(r["user_id"], r["modality"], r["model"]))
+        moved.append({"key_id": r["id"], "sealed_vector": sealed, "owner": r["user_id"]})
+    if moved:
+        statement = _RESEAL.values(vector=sa.bindparam("sealed_vector"), sealed=1, data_key=sa.bindparam("owner"))
+        db.execute(statement, moved)
+    if dropped:
+        db.execute(sa.delete(identity_keys).where(identity_keys.c.id.in_(dropped)))
+    return len(moved)
+
+
 class KeyOps:
-    def __init__(self, db: Database, log: HistoryOps, users: UserOps, capabilities: StoreCapabilities) -> None:
-        self.db, self.log, self.users, self.capabilities = db, log, users, capabilities
+    def __init__(
+        self, db: Database, log: HistoryOps, users: UserOps, capabilities: StoreCapabilities, keyring: Keyring
+    ) -> None:
+        self.db, self.log, self.users, self.capabilities, self.keyring = db, log, users, capabilities, keyring
+        # matrix(): what each sealed key opened to, per encoder, so the exact search (which reads every key
+        # on every call) opens only keys it has not seen; the plaintext the in-process index holds anyway.
+        self._opened: dict[tuple[str, str], dict[int, tuple[str, bytes, bytes]]] = {}
+        self._opened_generation = 0
+
+    def _open(
+        self, key_id: int, owner: str | None, modality: str, model: str, stored: bytes, sealed: int, dim: int
+    ) -> bytes | None:
+        return open_stored(self.keyring, key_id, owner, modality, model, stored, sealed, dim)
+
+    def seal_plaintext(self) -> int:
+        """Seal every plaintext key (schema 2's, or bulk-loaded ones) under its person's data key, in place.
+        Returns how many were sealed."""
+        with self.db.transaction():
+            updates = []
+            for r in self.db.fetch(_UNSEALED):
+                data_key = self.keyring.data_key(r["user_id"], create=True)
+                assert data_key is not None  # just made, or existing and opened by this master key
+                context = key_context(r["user_id"], r["modality"], r["model"])
+                sealed = data_key.seal(bytes(r["vector"]), context)
+                updates.append({"key_id": r["id"], "sealed_vector": sealed, "owner": r["user_id"]})
+            if updates:
+                statement = _RESEAL.values(
+                    vector=sa.bindparam("sealed_vector"), sealed=1, data_key=sa.bindparam("owner")
+                )
+                self.db.execute(statement, updates)
+        return len(updates)
 
     def stored_dim(self, modality: Modality, model: str) -> int | None:
         """The dimension of this encoder's stored keys (all equal: add enforces it), None when there are none."""
@@ -102,12 +185,16 @@ class KeyOps:
             if stored is not None and stored != dim:
                 raise DimensionError(f"stored {model} keys have {stored} dimensions, got {dim}")
             created = now()
+            data_key = self.keyring.data_key(user_id, create=True)
+            assert data_key is not None  # made now, or opened by the master key that opened the keyring
             values: dict[str, object] = {
                 "user_id": user_id,
                 "modality": modality.value,
                 "model": model,
                 "dim": dim,
-                "vector": blob,
+                "vector": data_key.seal(blob, key_context(user_id, modality.value, model)),
+                "sealed": 1,
+                "data_key": user_id,
                 "condition": condition,
                 "created_at": created,
             }
@@ -134,7 +221,14 @@ class KeyOps:
             query = query.where(identity_keys.c.modality == Modality(modality).value)
         if user_id is not None:
             query = query.where(identity_keys.c.user_id == user_id)
-        return [_key(r) for r in self.db.fetch(query.order_by(identity_keys.c.id))]
+        out = []
+        for r in self.db.fetch(query.order_by(identity_keys.c.id)):
+            plain = self._open(
+                r["id"], r["data_key"], r["modality"], r["model"], bytes(r["vector"]), r["sealed"], r["dim"]
+            )
+            if plain is not None:
+                out.append(_key(r, plain))
+        return out
 
     def delete(self, key_id: int, *, cause: str = "") -> None:
         with self.db.transaction():
@@ -163,11 +257,34 @@ class KeyOps:
     def matrix(self, modality: Modality, model: str) -> tuple[list[int], list[str], np.ndarray]:
         """(key ids, user ids, (n, dim) float32 matrix) of one encoder's keys, in id order.
 
-        Reads the raw float32 blobs as plain tuples: decoding 100k keys through IdentityKey models
+        Reads the raw blobs as plain tuples: decoding 100k keys through IdentityKey models
         costs seconds, and even a name mapping per row triples the read (the exact search on SQLite
-        reads them on every call)."""
+        reads them on every call). Keys that do not open are left out."""
         rows = self.db.fetch_tuples(_MATRIX, {"modality": modality.value, "model": model})
-        ids, users = [int(r[0]) for r in rows], [str(r[1]) for r in rows]
-        dim = len(rows[0][2]) // 4 if rows else 0
-        matrix = np.frombuffer(b"".join(bytes(r[2]) for r in rows), dtype="<f4").reshape(len(rows), dim)
+        ids: list[int] = []
+        users: list[str] = []
+        blobs: list[bytes] = []
+        dim = 0
+        if self._opened_generation != self.keyring.generation:  # a data key was destroyed: open afresh
+            self._opened.clear()
+            self._opened_generation = self.keyring.generation
+        cache = self._opened.setdefault((modality.value, model), {})
+        for key_id, user_id, stored, sealed, owner in rows:
+            if not dim:
+                dim = (len(stored) - SEAL_OVERHEAD if sealed else len(stored)) // 4
+            # Sealed bytes are unique (a random nonce each): the same bytes under the same data key open the same.
+            hit = cache.get(key_id)
+            if hit is not None and hit[1] == stored and hit[0] == owner:
+                plain: bytes | None = hit[2]
+            else:
+                plain = self._open(key_id, owner, modality.value, model, bytes(stored), sealed, dim)
+                if plain is not None:
+                    cache[key_id] = (owner or "", stored, plain)
+            if plain is not None:
+                ids.append(key_id)
+                users.append(user_id)
+                blobs.append(plain)
+        if len(cache) > len(ids):  # deleted keys leave the cache
+            self._opened[(modality.value, model)] = {k: cache[k] for k in ids}
+        matrix = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), dim)
         return ids, users, matrix

@@ -15,6 +15,7 @@ from egomem.schemas import DeletionReport, Op
 from egomem.store.ops.history import concerns
 from egomem.store.ops.relations import edges_of
 from egomem.store.schema import (
+    KEY_COLUMNS,
     consent_events,
     episode_participants,
     episodes,
@@ -31,6 +32,40 @@ if TYPE_CHECKING:
     from egomem.store.ops.users import UserOps
 
 
+def _shred_data_keys(ops: UserOps, user_id: str) -> None:
+    """Crypto-shredding: destroy the data keys that seal the person's identity keys, i.e. their own and
+    those of people merged into them (who are no one else now). Keys of someone else still sealed under
+    one of them (a split gave them away) are re-sealed under their person's data key first. Without such
+    keys the data keys go at once: in a keyring of its own (SQLite) that commits now, so even if deleting
+    the rows fails, the person's sealed keys no longer open; with them, once the re-sealing committed."""
+    from egomem.store.ops.keys import reseal_for_their_person  # keys.py imports users.py, which imports this
+
+    db = ops.db
+    sealers = {
+        str(r[0])
+        for r in db.fetch_tuples(
+            sa.select(identity_keys.c.data_key)
+            .where(identity_keys.c.user_id == user_id, identity_keys.c.data_key.is_not(None))
+            .distinct()
+        )
+    }
+    alive = {str(r[0]) for r in db.fetch_tuples(sa.select(users.c.id).where(users.c.id.in_(sealers - {user_id})))}
+    doomed = ({user_id} | sealers) - alive
+    theirs = db.fetch(
+        sa.select(*KEY_COLUMNS).where(identity_keys.c.data_key.in_(doomed), identity_keys.c.user_id != user_id)
+    )
+    reseal_for_their_person(db, ops.keyring, theirs)
+
+    def shred() -> None:
+        for owner in sorted(doomed):
+            ops.keyring.destroy(owner)
+
+    if theirs:
+        db.after_commit(shred)
+    else:
+        shred()
+
+
 def delete_user(ops: UserOps, user_id: str, *, cause: str = "") -> DeletionReport:
     db = ops.db
 
@@ -41,6 +76,7 @@ def delete_user(ops: UserOps, user_id: str, *, cause: str = "") -> DeletionRepor
     removed: dict[str, int] = {}
     with db.transaction():
         ops.get(user_id)
+        _shred_data_keys(ops, user_id)
         others = sa.select(episode_participants.c.episode_id).where(episode_participants.c.user_id != user_id)
         solo = [
             r["episode_id"]

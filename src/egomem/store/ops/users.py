@@ -8,6 +8,7 @@ from sqlalchemy.engine import RowMapping
 from egomem.errors import NotFoundError, StoreError
 from egomem.schemas import DeletionReport, Op, User
 from egomem.store.db import Database
+from egomem.store.keyring import Keyring
 from egomem.store.ops import purge
 from egomem.store.ops.history import HistoryOps
 from egomem.store.schema import users
@@ -37,8 +38,8 @@ def clean_name(name: str | None) -> str | None:
 
 
 class UserOps:
-    def __init__(self, db: Database, log: HistoryOps) -> None:
-        self.db, self.log = db, log
+    def __init__(self, db: Database, log: HistoryOps, keyring: Keyring) -> None:
+        self.db, self.log, self.keyring = db, log, keyring
 
     def create(self, name: str | None = None, *, placeholder: bool = False, cause: str = "") -> User:
         user = User(name=clean_name(name), placeholder=placeholder)
