@@ -236,3 +236,29 @@ def test_the_thread_runs_the_pass_and_stops(store: SQLiteStore, encoder: TextEnc
         sleep.stop()
     assert sleep.reports and sleep.reports[0].consolidated[ana].summaries_folded == 4
     assert sleep.tick() is None  # stopped: nothing more runs
+
+
+class VisitorHolder:
+    """Stands in for an agent whose consent gate holds visitors' keys (plumbing)."""
+
+    def __init__(self, pool: VisitorPool | None) -> None:
+        self.pool = pool
+
+    def visitor_keys(self) -> VisitorPool | None:
+        return self.pool
+
+
+def test_an_agents_visitors_are_watched_while_it_runs_and_never_after(store: SQLiteStore, encoder: TextEncoder) -> None:
+    day = [dt.date(2026, 11, 26)]
+    clock = Clock()
+    sleep = scheduler_for(store, lambda: encoder, config(), clock=clock, wall=lambda: NOW, today=lambda: day[0])
+    assert sleep is not None
+    running, gone = VisitorHolder(VisitorPool()), VisitorHolder(VisitorPool())
+    sleep.watch_visitors(running)
+    sleep.watch_visitors(gone)
+    sleep.watch_visitors(VisitorHolder(None))  # an agent with no consent policy holds no pool
+    sleep.unwatch_visitors(gone)
+    day[0], clock.t = dt.date(2026, 11, 27), clock.t + 600
+    sleep.tick()
+    assert running.pool is not None and running.pool.keys == 0
+    assert gone.pool is not None and gone.pool.keys == 3

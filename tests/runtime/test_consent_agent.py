@@ -30,6 +30,7 @@ from egomem.retrieval.encoder import default_encoder
 from egomem.retrieval.process import RetrievalProcess
 from egomem.runtime.agent import Components, EgoMem
 from egomem.runtime.privacy_turns import PrivacyTurns
+from egomem.runtime.window import AgentStream
 from egomem.store.sqlite import SQLiteStore
 from egomem.stream.sources import Recording, replay
 
@@ -62,6 +63,7 @@ def test_a_new_person_is_asked_once_and_enrolled_only_after_yes(tmp_path: Path) 
     config = Config(data_dir=tmp_path)
     encoder = default_encoder()
     identifier = PersonIdentifier(store, config)
+    stream = AgentStream(config.runtime.buffer_s)
     gate = ConsentGate(identifier, ConsentPolicy.ASK)
     retrieval = RetrievalProcess(
         store, SeenIdentifier(identifier), enroller=gate, encoder=encoder, config=config.retrieval
@@ -71,14 +73,14 @@ def test_a_new_person_is_asked_once_and_enrolled_only_after_yes(tmp_path: Path) 
         retrieval=retrieval,
         model=TemplateResponder(),
         transcriber=SequenceASR(),
-        trigger=None,  # type: ignore[arg-type]
+        trigger=ScheduledTrigger([(8.0, 12.0), (20.0, 24.0), (30.0, 34.0)], lambda: stream.now_s),  # type: ignore[arg-type]
         sessions=sessions,
         manager=MemoryManager(store, RulesProvider(), encoder, config.memory),
         vad=EnergyVAD(),  # type: ignore[arg-type]
         privacy=PrivacyTurns(store, gate, identifier, clock=lambda: retrieval.clock()),
     )
-    agent = EgoMem(config, parts)
-    agent.parts.trigger = ScheduledTrigger([(8.0, 12.0), (20.0, 24.0), (30.0, 34.0)], lambda: agent.buffer.now_s)
+    agent = EgoMem(config, parts, stream=stream)
+    assert agent.visitor_keys() is gate  # what retention drops at the day's end (memory.sleep_time)
     keys_when: list[int] = []
     agent.timeline.subscribe(lambda ev: keys_when.append(len(store.list_keys())) if ev.type == "heard" else None)
     rng = np.random.default_rng(0)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -14,6 +14,9 @@ from egomem.cli.progress import on_terminal, step, tenths
 from egomem.config import Config
 from egomem.runtime.timeline import Event
 from egomem.store import MemoryStore
+
+if TYPE_CHECKING:
+    from egomem.runtime.agent import EgoMem
 from egomem.stream.sources import Step
 
 
@@ -35,11 +38,13 @@ def run_agent(
     after: Callable[[], dict[str, Any]] | None = None,
     on_event: Callable[[Event], None] | None = None,
     command: str = "run",
+    on_agent: Callable[[EgoMem], None] | None = None,
 ) -> dict[str, Any]:
     """Feed `steps` through a freshly built agent, print the timeline (unless quiet) and
     a summary; returns the summary (also written with the events to `json_path`). `after`
     runs once the summary is printed; what it returns goes into the JSON too (`run --people`).
-    `on_event` hears every timeline event as it happens (`live`'s sleep-time schedule)."""
+    `on_event` hears every timeline event as it happens and `on_agent` gets the agent once built
+    (`live`'s sleep-time schedule)."""
     from egomem.runtime.build import Models, Services, build_agent
     from egomem.runtime.demo import memory_snapshot, name_resolver, write_json
     from egomem.runtime.timeline import Timeline, format_event
@@ -56,6 +61,8 @@ def run_agent(
         say = (lambda text: click.echo(text, err=True)) if terminal else step
         models.load_all(lambda what, s: say(f"run: loaded {what} in {s:.1f} s"))
     agent = build_agent(Services(config, store, models), timeline, command=command)
+    if on_agent is not None:
+        on_agent(agent)
     if length is not None and terminal:
         with click.progressbar(steps, length=length, label="processing", file=sys.stderr) as bar:
             result = agent.run(iter(bar), lockstep=lockstep)

@@ -104,6 +104,7 @@ def live(
             json_path=json_path,
             on_event=None if sleep is None else lambda ev: None if ev.type == "warning" else sleep.activity(),
             command="live",  # consent: `ask` unless [privacy] consent says otherwise
+            on_agent=None if sleep is None else sleep.watch_visitors,
         )
     finally:
         signal.signal(signal.SIGINT, previous)

@@ -104,6 +104,10 @@ class ConsentGate:
         visitor = self._visitors.get(person or "")
         return visitor is not None and visitor.held_back
 
+    def drop_visitor_keys(self) -> int:
+        """Retention's name for `end_of_day` (memory.sleep_time.VisitorKeys)."""
+        return self.end_of_day()
+
     def end_of_day(self) -> int:
         """Drop every visitor's in-memory observations (retention: visitors are forgotten each day)."""
         with self._lock:

@@ -90,6 +90,12 @@ class VisitorKeys(Protocol):
     def drop_visitor_keys(self) -> int: ...
 
 
+class HasVisitorKeys(Protocol):
+    """What holds such a pool (the agent, through its consent gate)."""
+
+    def visitor_keys(self) -> VisitorKeys | None: ...
+
+
 class SleepScheduler:
     """When sleep-time work runs for one store (see the module's docstring)."""
 
@@ -118,6 +124,18 @@ class SleepScheduler:
         self._thread: threading.Thread | None = None
 
     # -- what the device reports --------------------------------------------------------
+    def watch_visitors(self, agent: HasVisitorKeys) -> None:
+        """Drop this agent's in-memory visitor keys at each day's end (retention.visitor_keys)."""
+        pool = agent.visitor_keys()
+        if pool is not None:
+            with self._lock:
+                self.visitor_pools.append(pool)
+
+    def unwatch_visitors(self, agent: HasVisitorKeys) -> None:
+        pool = agent.visitor_keys()
+        with self._lock:
+            self.visitor_pools = [p for p in self.visitor_pools if p is not pool]
+
     def activity(self) -> None:
         with self._lock:
             self._last_activity = self.clock()

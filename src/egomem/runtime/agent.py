@@ -30,6 +30,7 @@ from egomem.dialog.base import DuplexModel
 from egomem.dialog.speech import Synthesizer, ToneSynthesizer
 from egomem.dialog.turns import TurnDetector
 from egomem.errors import EgomemError
+from egomem.identity.consent_gate import ConsentGate
 from egomem.identity.types import Identification
 from egomem.memory.items import SessionText
 from egomem.memory.manager import MemoryManager, SessionOutcome
@@ -98,7 +99,7 @@ class EgoMem:
         self.log = ConversationLog()
         self.speaking = SpeakingChannel(parts.voice or ToneSynthesizer())
         self._recording: list[tuple[np.ndarray, np.ndarray]] | None = None  # (listen, speak) per step
-        self._model, self._retrieval = parts.model, parts.retrieval
+        self._model, self._retrieval, self._privacy = parts.model, parts.retrieval, parts.privacy
         names = NameLearner(
             parts.store, parts.manager, parts.retrieval, self.timeline, poll_interval_s=poll_s, wall=self.stream.wall
         )
@@ -210,6 +211,10 @@ class EgoMem:
     def remember(self, session: SessionText, identification: Identification | None) -> SessionOutcome:
         """A session assembled outside the stream, to memory the way the memory rounds hand theirs."""
         return self.memory.hand_over(session, identification)
+
+    def visitor_keys(self) -> ConsentGate | None:
+        """The in-memory keys of people not (yet) remembered, which retention drops at the day's end."""
+        return None if self._privacy is None else self._privacy.gate
 
     def on_session_handled(self, callback: Callable[[SessionHandled], None]) -> None:
         """Instrumentation: `callback` is told each session handed to memory, timed."""

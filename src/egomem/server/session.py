@@ -126,6 +126,8 @@ async def stream(ws: WebSocket) -> None:
         await ws.send_json({"type": "error", "message": str(exc)})
         await ws.close(code=1011)
         return
+    if sleep is not None:
+        sleep.watch_visitors(agent)
     metrics = app.state.metrics
     metrics.inc("egomem_sessions_total")
     sender = asyncio.create_task(_send_events(ws, outbox))
@@ -150,6 +152,8 @@ async def stream(ws: WebSocket) -> None:
             }
         )
         outbox.put(None)
+        if sleep is not None:
+            sleep.unwatch_visitors(agent)
         with contextlib.suppress(Exception):
             await asyncio.wait_for(sender, timeout=10)
         with contextlib.suppress(Exception):
