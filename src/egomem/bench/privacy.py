@@ -15,13 +15,17 @@ Checks (each on SQLite, and on PostgreSQL when `--set dsn=` or EGOMEM_TEST_PG_DS
 - a verified "forget me" leaves 0 rows and 0 vectors of that person, and the next poll enrols nothing;
 - "forget me" from a voice that is not the person in view erases nothing; said as a joke or quoted, nothing;
 - sensitive facts reach no Level-1 or Level-2 chunk while a second person is present, and no other person's `ask`;
-- the consent dialog adds at most 1 turn per new person.
-Not yet: a backup taken before a purge cannot recover the purged keys (needs keys encrypted at rest).
+- the consent dialog adds at most 1 turn per new person;
+- a backup of the store taken before a "forget me", put back beside the live keyring and master key, gives
+  back none of the person's face or voice keys (SQLite: crypto-shredding, docs/privacy.md "Keys at rest";
+  PostgreSQL keeps plaintext vectors for its index, so its old backups do hold them: the check fails there,
+  as the docs say).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 import time
 import uuid
@@ -257,6 +261,7 @@ def _scenario(run: _Run) -> list[Check]:
         str(c) for table in ("facts", "history") for row in run.store.dump_table(table) for c in row
     )
     check("forget a topic: its facts and their history go", "gardening" not in facts_and_history, topic or "")
+    backup = _Backup(run.store)
     done = run.say("Please forget everything about me.")
     scan = _Scan(run.store)
     check(
@@ -267,7 +272,43 @@ def _scenario(run: _Run) -> list[Check]:
     run.see("Anna", which=1)
     scan = _Scan(run.store)
     check("after forget-me the next poll enrols nothing", not scan.has_vector_of(cast["Anna"]))
+    check("a backup taken before forget-me gives back none of her keys", *backup.gives_back_none_of(anna))
     return checks
+
+
+class _Backup:
+    """A copy of the store's database taken now (SQLite: memory file only; the keyring is kept out of
+    backups, docs/privacy.md); `gives_back_none_of` restores it beside the live keyring and master key."""
+
+    def __init__(self, store: MemoryStore) -> None:
+        from egomem.store.sqlite import SQLiteStore
+
+        self.store, self.path = store, None
+        if isinstance(store, SQLiteStore):
+            store.scrub()  # a backup of a quiet store: everything checkpointed into the file
+            self.path = Path(tempfile.mkdtemp()) / "backup.db"
+            shutil.copy(store.path, self.path)
+
+    def gives_back_none_of(self, user_id: str) -> tuple[bool, str]:
+        from egomem.store.sqlite import SQLiteStore, keyring_path
+
+        if self.path is None or not isinstance(self.store, SQLiteStore):
+            return False, "PostgreSQL: its backups hold plaintext vectors (the HNSW index needs them; docs/privacy.md)"
+        live = self.store.path
+        restored = self.path.parent / "restored"
+        restored.mkdir()
+        shutil.copy(self.path, restored / live.name)
+        shutil.copy(keyring_path(live), keyring_path(restored / live.name))
+        if (live.parent / "master.key").exists():
+            shutil.copy(live.parent / "master.key", restored / "master.key")
+        old = SQLiteStore(restored / live.name)
+        try:
+            in_copy = any(u.id == user_id for u in old.list_users())
+            readable = [k for k in old.list_keys() if k.user_id == user_id]
+        finally:
+            old.close()
+            shutil.rmtree(self.path.parent, ignore_errors=True)
+        return in_copy and not readable, f"her rows in the copy: {in_copy}; her keys readable: {len(readable)}"
 
 
 def _backends(
@@ -317,6 +358,6 @@ def run(options: BenchOptions) -> BenchResult:
     metrics["all_pass"] = all(all(c.values()) for c in metrics["checks"].values())
     notes = [
         "turns are given as text with the voice they were attributed to (no VAD/ASR/attribution here)",
-        "owed: a backup taken before a purge cannot recover the purged keys (needs keys encrypted at rest)",
+        "PostgreSQL's backup check fails by design: the pgvector index needs plaintext vectors (docs/privacy.md)",
     ]
     return BenchResult("privacy", metrics, [("privacy checks", ["store", "check", "result", "detail"], rows)], notes)
