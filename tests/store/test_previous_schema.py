@@ -55,7 +55,7 @@ def _check_everything_is_there(store: SQLiteStore | object) -> None:
     from egomem.store.base import MemoryStore
 
     assert isinstance(store, MemoryStore)
-    assert store.schema_version() == NEWEST == 2
+    assert store.schema_version() == NEWEST == 3  # 3: memory_jobs (the lead re-chains parallel migrations)
     emily = store.get_user("u_emily")
     assert (emily.name, emily.placeholder, emily.last_seen) == ("Emily", False, 20.0)
     assert store.get_user("u_john").placeholder is True

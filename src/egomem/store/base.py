@@ -1,7 +1,8 @@
 """The memory store M: per-entity operations on one database, behind one facade.
 
 `store.users`, `store.keys`, `store.facts`, `store.relations`, `store.episodes`,
-`store.evidence` (which episodes support or contradict a fact or relation) and
+`store.evidence` (which episodes support or contradict a fact or relation),
+`store.jobs` (the memory-writing queue: sessions waiting for extraction) and
 `store.log` (history) are the operations (store/ops/), all on the same Database, so any
 of them can join one `store.transaction()`. The flat methods (`create_user`, `add_fact`,
 ...) are the same operations under their long-standing names, delegating one to one.
@@ -38,7 +39,7 @@ from egomem.schemas import (
 from egomem.store import migrations
 from egomem.store.capabilities import StoreCapabilities
 from egomem.store.db import Database
-from egomem.store.ops import EpisodeOps, EvidenceOps, FactOps, HistoryOps, KeyOps, RelationOps, UserOps
+from egomem.store.ops import EpisodeOps, EvidenceOps, FactOps, HistoryOps, JobOps, KeyOps, RelationOps, UserOps
 from egomem.store.schema import metadata
 from egomem.store.vectors import KeyMatch, nearest_keys
 
@@ -56,6 +57,7 @@ class MemoryStore:
         self.facts = FactOps(db, self.log, self.users, self.evidence)
         self.relations = RelationOps(db, self.log, self.users, self.evidence)
         self.episodes = EpisodeOps(db, self.log, self.users)
+        self.jobs = JobOps(db)  # the memory-writing queue (memory/jobs.py)
 
     # -- lifecycle -------------------------------------------------------------
     def close(self) -> None:

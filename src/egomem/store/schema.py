@@ -162,5 +162,29 @@ history = sa.Table(
     sa.Index("history_other_user", "other_user_id"),
 )
 
+# Schema 3: the durable memory-writing queue. A finished session (its turns and identity evidence, as
+# JSON) is committed here before extraction, under an idempotent key (device + session); a worker claims
+# it, and the memory it writes and the job's `done` commit in one transaction (memory/jobs.py).
+memory_jobs = sa.Table(
+    "memory_jobs",
+    metadata,
+    sa.Column("key", sa.Text, primary_key=True),
+    sa.Column("episode_id", sa.Text, nullable=False),
+    sa.Column("payload", sa.Text, nullable=False),
+    sa.Column("status", sa.Text, nullable=False, server_default="pending"),
+    sa.Column("attempts", sa.Integer, nullable=False, server_default=sa.text("0")),
+    sa.Column("session_end", REAL, nullable=False),  # wall clock: lag = done_at - session_end
+    sa.Column("enqueued_at", REAL, nullable=False),
+    sa.Column("not_before", REAL, nullable=False),  # the next attempt's earliest time (backoff)
+    sa.Column("claimed_by", sa.Text),  # host:pid:thread of the worker holding it
+    sa.Column("claimed_at", REAL),
+    sa.Column("done_at", REAL),
+    sa.Column("outcome", sa.Text, nullable=False, server_default=""),  # the episode status it wrote
+    sa.Column("fallback", sa.Text, nullable=False, server_default=""),  # why the rules answered, if they did
+    sa.Column("last_error", sa.Text, nullable=False, server_default=""),
+    sa.CheckConstraint("status IN ('pending', 'running', 'done', 'failed')"),
+    sa.Index("memory_jobs_due", "status", "not_before"),
+)
+
 # PostgreSQL only: the schema version (one row).
 egomem_schema = sa.Table("egomem_schema", metadata, sa.Column("version", sa.Integer, nullable=False))
