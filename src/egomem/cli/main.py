@@ -385,6 +385,12 @@ from egomem.cli.eval import eval_group as _eval_group  # noqa: E402
 
 cli.add_command(_eval_group)
 
+from egomem.cli.queue import status as _status_command  # noqa: E402
+from egomem.cli.queue import worker as _worker_command  # noqa: E402
+
+cli.add_command(_status_command)
+cli.add_command(_worker_command)
+
 
 def main(argv: list[str] | None = None) -> None:
     try:

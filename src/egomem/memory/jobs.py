@@ -39,6 +39,7 @@ from pydantic import ValidationError
 from egomem.errors import EgomemError
 from egomem.identity.types import Identification, IdentityStatus
 from egomem.llm.base import LLMError
+from egomem.memory.config import MemoryConfig
 from egomem.memory.items import SessionText
 from egomem.memory.manager import MemoryManager, SessionOutcome
 from egomem.perception.types import FaceObservation, VoiceObservation
@@ -58,6 +59,15 @@ class RetryPolicy:
     backoff_s: float = 5.0  # the first retry's wait; doubled per attempt
     backoff_max_s: float = 300.0
     lease_s: float = 900.0  # a claim older than this is taken back (longer than any extraction)
+
+    @classmethod
+    def from_config(cls, cfg: MemoryConfig) -> RetryPolicy:
+        return cls(
+            max_attempts=cfg.queue_max_attempts,
+            garbage_attempts=cfg.queue_garbage_attempts,
+            backoff_s=cfg.queue_backoff_s,
+            lease_s=cfg.queue_lease_s,
+        )
 
     def attempts_for(self, exc: LLMError) -> int:
         return self.max_attempts if transient(exc) else self.garbage_attempts

@@ -10,12 +10,12 @@ loses it when its lease ends, or at once when the caller can tell it is dead (`s
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import sqlalchemy as sa
-from sqlalchemy.engine import RowMapping
 
 from egomem.errors import NotFoundError, StoreError
 from egomem.store.db import Database
@@ -79,7 +79,7 @@ class QueueStats:
         }
 
 
-def _job(row: RowMapping) -> MemoryJob:
+def _job(row: Mapping[Any, Any]) -> MemoryJob:
     return MemoryJob(**{c.name: row[c.name] for c in memory_jobs.c})
 
 
