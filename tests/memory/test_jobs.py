@@ -239,3 +239,18 @@ def test_perception_lag_is_wall_time_past_the_stream_clock() -> None:
     assert lag.behind_s() == pytest.approx(1.5)
     lag.mark(5.0)  # a replay as fast as possible is ahead, never behind
     assert lag.behind_s() == 0.0
+
+
+def test_deleting_a_person_deletes_their_waiting_sessions_and_done_jobs_keep_no_transcript(
+    store: SQLiteStore, encoder: Any
+) -> None:
+    jobs = _jobs(store, encoder, RulesProvider(), Clock())
+    nora = store.create_user("Nora")
+    known = Identification(IdentityStatus.KNOWN, user_id=nora.id)
+    jobs.submit(_session("e1", "I work at Acme as an engineer."), known)
+    assert jobs.run_next() is not None
+    assert store.jobs.get("local:e1").payload == ""  # the episode keeps the transcript, the job does not
+    jobs.submit(_session("e2", "I live in Lyon."), known)
+    report = store.delete_user(nora.id)
+    assert report.removed["memory_jobs"] == 2
+    assert store.jobs.all() == [] and jobs.run_next() is None  # nothing left to write her back

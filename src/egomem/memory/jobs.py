@@ -191,7 +191,8 @@ class MemoryJobs:
         """Commit the session as a job (before any extraction); its key. Submitting it again is a no-op."""
         key = self.key(session.episode_id)
         payload = encode(session, identification)
-        self.store.jobs.submit(key, session.episode_id, payload, session_end=session.end, now=self.clock())
+        user = identification.user_id if identification is not None else None
+        self.store.jobs.submit(key, session.episode_id, payload, session_end=session.end, now=self.clock(), user_id=user)
         self.submitted.set()
         return key
 

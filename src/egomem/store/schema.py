@@ -170,7 +170,8 @@ memory_jobs = sa.Table(
     metadata,
     sa.Column("key", sa.Text, primary_key=True),
     sa.Column("episode_id", sa.Text, nullable=False),
-    sa.Column("payload", sa.Text, nullable=False),
+    sa.Column("user_id", sa.Text),  # the identified speaker, if any: deleting them deletes their waiting jobs
+    sa.Column("payload", sa.Text, nullable=False),  # emptied when done (the episode keeps the transcripts)
     sa.Column("status", sa.Text, nullable=False, server_default="pending"),
     sa.Column("attempts", sa.Integer, nullable=False, server_default=sa.text("0")),
     sa.Column("session_end", REAL, nullable=False),  # wall clock: lag = done_at - session_end
@@ -184,6 +185,7 @@ memory_jobs = sa.Table(
     sa.Column("last_error", sa.Text, nullable=False, server_default=""),
     sa.CheckConstraint("status IN ('pending', 'running', 'done', 'failed')"),
     sa.Index("memory_jobs_due", "status", "not_before"),
+    sa.Index("memory_jobs_user", "user_id"),
 )
 
 # PostgreSQL only: the schema version (one row).

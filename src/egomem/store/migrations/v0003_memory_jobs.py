@@ -21,6 +21,7 @@ def upgrade(op: Operations, dialect: str) -> None:
         "memory_jobs",
         sa.Column("key", sa.Text, primary_key=True),
         sa.Column("episode_id", sa.Text, nullable=False),
+        sa.Column("user_id", sa.Text),
         sa.Column("payload", sa.Text, nullable=False),
         sa.Column("status", sa.Text, nullable=False, server_default="pending"),
         sa.Column("attempts", sa.Integer, nullable=False, server_default=sa.text("0")),
@@ -36,3 +37,4 @@ def upgrade(op: Operations, dialect: str) -> None:
         sa.CheckConstraint("status IN ('pending', 'running', 'done', 'failed')"),
     )
     op.create_index("memory_jobs_due", "memory_jobs", ["status", "not_before"])
+    op.create_index("memory_jobs_user", "memory_jobs", ["user_id"])

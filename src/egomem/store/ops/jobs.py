@@ -29,6 +29,7 @@ _BY_KEY = sa.select(memory_jobs).where(memory_jobs.c.key == sa.bindparam("key"))
 class MemoryJob:
     key: str
     episode_id: str
+    user_id: str | None
     payload: str
     status: str
     attempts: int
@@ -87,12 +88,15 @@ class JobOps:
     def __init__(self, db: Database) -> None:
         self.db = db
 
-    def submit(self, key: str, episode_id: str, payload: str, *, session_end: float, now: float) -> bool:
-        """Store a job; False (and nothing changed) when the key is already there."""
+    def submit(
+        self, key: str, episode_id: str, payload: str, *, session_end: float, now: float, user_id: str | None = None
+    ) -> bool:
+        """Store a job (`user_id`: the identified speaker, if any); False (and nothing changed) when the key
+        is already there."""
         with self.db.transaction():
             if self.db.first(_BY_KEY, {"key": key}) is not None:
                 return False
-            values = {"key": key, "episode_id": episode_id, "payload": payload, "status": "pending"}
+            values = {"key": key, "episode_id": episode_id, "user_id": user_id, "payload": payload, "status": "pending"}
             times = {"session_end": session_end, "enqueued_at": now, "not_before": now}
             self.db.execute(sa.insert(memory_jobs).values(**values, **times))
         return True
@@ -137,9 +141,10 @@ class JobOps:
             return _job({**row, **values})
 
     def finish(self, key: str, worker: str, *, outcome: str, fallback: str = "", now: float) -> None:
-        """Mark a held job done. Call inside the transaction that writes its memory: if the job is no
-        longer this worker's (its lease ended and another took it), this raises and the write rolls back."""
-        self._settle(key, worker, status="done", done_at=now, outcome=outcome, fallback=fallback)
+        """Mark a held job done, its payload emptied (the episode keeps what memory keeps of the session).
+        Call inside the transaction that writes its memory: if the job is no longer this worker's (its
+        lease ended and another took it), this raises and the write rolls back."""
+        self._settle(key, worker, status="done", done_at=now, outcome=outcome, fallback=fallback, payload="")
 
     def retry_later(self, key: str, worker: str, *, error: str, not_before: float) -> None:
         """Give a held job back, due again at `not_before` (a backoff after a failed attempt)."""

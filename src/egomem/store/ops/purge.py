@@ -22,6 +22,7 @@ from egomem.store.schema import (
     facts,
     history,
     identity_keys,
+    memory_jobs,
     relations,
     users,
 )
@@ -50,6 +51,7 @@ def merge_users(ops: UserOps, keep_id: str, drop_id: str, *, cause: str = "") ->
         )
         db.execute(sa.update(history).where(history.c.user_id == drop_id).values(user_id=keep_id))
         db.execute(sa.update(history).where(history.c.other_user_id == drop_id).values(other_user_id=keep_id))
+        db.execute(sa.update(memory_jobs).where(memory_jobs.c.user_id == drop_id).values(user_id=keep_id))
         last_seen = max((t for t in (keep.last_seen, drop.last_seen) if t is not None), default=None)
         db.execute(
             sa.update(users)
@@ -101,6 +103,9 @@ def delete_user(ops: UserOps, user_id: str, *, cause: str = "") -> DeletionRepor
         removed["evidence"] = count(evidence, evidence.c.fact_id.in_(own_facts) | evidence.c.relation_id.in_(own_edges))
         removed["history"] = count(history, concerns(user_id))
         removed["episodes"] = len(solo)
+        # Sessions of theirs still waiting for extraction: gone too, or the queue would write them back.
+        removed["memory_jobs"] = count(memory_jobs, memory_jobs.c.user_id == user_id)
+        db.execute(sa.delete(memory_jobs).where(memory_jobs.c.user_id == user_id))
         if solo:
             db.execute(sa.delete(episodes).where(episodes.c.id.in_(solo)))
         db.execute(sa.delete(history).where(concerns(user_id)))
