@@ -192,7 +192,8 @@ class MemoryJobs:
         key = self.key(session.episode_id)
         payload = encode(session, identification)
         user = identification.user_id if identification is not None else None
-        self.store.jobs.submit(key, session.episode_id, payload, session_end=session.end, now=self.clock(), user_id=user)
+        end, now = session.end, self.clock()
+        self.store.jobs.submit(key, session.episode_id, payload, session_end=end, now=now, user_id=user)
         self.submitted.set()
         return key
 
