@@ -224,6 +224,8 @@ def test_the_worker_thread_runs_jobs_and_yields_while_perception_is_behind(store
         assert store.jobs.get(key).status == "done" and outcome is None  # nobody asked for its outcome
         out = jobs.run(_session("e2", "I live in Lyon."), Identification(IdentityStatus.NEW))
         assert out is not None and out.ok and store.jobs.get("local:e2").status == "done"
+        again = jobs.process(_session("e2", "I live in Lyon."), Identification(IdentityStatus.NEW))
+        assert again.ok and again.notes == ["written earlier"] and len(store.list_episodes()) == 2
     finally:
         worker.stop()
     assert not worker.alive and jobs.worker is None

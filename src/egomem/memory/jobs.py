@@ -269,6 +269,19 @@ class MemoryJobs:
                 self._wanted.discard(key)
                 self._outcomes.pop(key, None)
 
+    def process(self, session: SessionText, identification: Identification | None = None) -> SessionOutcome:
+        """`MemoryManager.process` through the queue (what the agent calls): the session is committed as
+        a job first, then written exactly once. A job that another process wrote, or that failed for
+        good, is reported from its row."""
+        outcome = self.run(session, identification)
+        if outcome is not None:
+            return outcome
+        job = self.store.jobs.get(self.key(session.episode_id))
+        if job.status == "failed":
+            return SessionOutcome(session.episode_id, False, reason=job.last_error or "memory job failed")
+        ok = job.outcome.startswith("done")
+        return SessionOutcome(session.episode_id, ok, reason="" if ok else job.outcome, notes=["written earlier"])
+
     def drain(self, *, timeout_s: float | None = None) -> int:
         """Until no job is left pending or running: run them here, or, while a worker thread runs, wait
         for it (waiting out backoffs either way); the number run here. TimeoutError when jobs remain
