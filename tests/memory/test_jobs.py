@@ -256,3 +256,12 @@ def test_deleting_a_person_deletes_their_waiting_sessions_and_done_jobs_keep_no_
     report = store.delete_user(nora.id)
     assert report.removed["memory_jobs"] == 2
     assert store.jobs.all() == [] and jobs.run_next() is None  # nothing left to write her back
+
+
+def test_with_a_dispatch_the_session_is_stored_and_handed_to_the_fleet(store: SQLiteStore, encoder: Any) -> None:
+    handed: list[str] = []  # plumbing: stands for FleetQueue.defer
+    jobs = _jobs(store, encoder, RulesProvider(), Clock())
+    jobs.dispatch = handed.append
+    out = jobs.process(_session("e1", "I live in Lyon."))
+    assert out.ok and out.notes == ["queued for a fleet worker"] and handed == ["local:e1"]
+    assert store.jobs.get("local:e1").status == "pending" and store.list_episodes() == []

@@ -172,12 +172,16 @@ class MemoryJobs:
         *,
         source: str = "local",
         clock: Callable[[], float] = time.time,
+        dispatch: Callable[[str], None] | None = None,
     ) -> None:
+        """`dispatch(key)`: hand each submitted job to other workers (the fleet's procrastinate,
+        runtime/fleet_queue.py) instead of running it in this process."""
         self.store = store
         self.manager = manager
         self.policy = policy or RetryPolicy()
         self.source = source
         self.clock = clock
+        self.dispatch = dispatch
         self._settled = threading.Condition()
         self._outcomes: dict[str, SessionOutcome] = {}
         self._wanted: set[str] = set()  # keys whose outcome a caller of `run` waits for
@@ -272,7 +276,10 @@ class MemoryJobs:
     def process(self, session: SessionText, identification: Identification | None = None) -> SessionOutcome:
         """`MemoryManager.process` through the queue (what the agent calls): the session is committed as
         a job first, then written exactly once. A job that another process wrote, or that failed for
-        good, is reported from its row."""
+        good, is reported from its row. With `dispatch`, the job goes to the fleet and this returns at once."""
+        if self.dispatch is not None:
+            self.dispatch(self.submit(session, identification))
+            return SessionOutcome(session.episode_id, True, notes=["queued for a fleet worker"])
         outcome = self.run(session, identification)
         if outcome is not None:
             return outcome
