@@ -265,3 +265,14 @@ def test_with_a_dispatch_the_session_is_stored_and_handed_to_the_fleet(store: SQ
     out = jobs.process(_session("e1", "I live in Lyon."))
     assert out.ok and out.notes == ["queued for a fleet worker"] and handed == ["local:e1"]
     assert store.jobs.get("local:e1").status == "pending" and store.list_episodes() == []
+
+
+def test_a_worker_yields_for_at_most_max_yield_s_at_a_stretch(store: SQLiteStore, encoder: Any) -> None:
+    jobs = _jobs(store, encoder, RulesProvider(), Clock())
+    worker = JobWorker(jobs, behind=lambda: True, max_yield_s=0.5).start()  # perception never catches up
+    try:
+        key = jobs.submit(_session("e1", "I live in Lyon."))
+        jobs.wait(key, timeout_s=60)
+        assert store.jobs.get(key).status == "done" and worker.yielded_s >= 0.5
+    finally:
+        worker.stop()

@@ -6,7 +6,10 @@ thread id; the threads a local model starts from it inherit it), so when the CPU
 the scheduler serves the stream and dialog first. Yielding: before each job, and while
 `behind()` says perception is late (the agent's definition: its stream loop more than
 `yield_lag_s` behind the stream clock, `PerceptionLag`), the worker waits instead of
-claiming. A job already running is not interrupted: extraction is one model call.
+claiming, for at most `max_yield_s` at a stretch (then one job runs: memory is never starved
+for good). A job already running is not interrupted: extraction is one model call. A caller
+that waits for its jobs while the stream is paused (a lockstep replay) must not ask it to
+yield: the stream cannot catch up while it waits.
 """
 
 from __future__ import annotations
@@ -24,6 +27,9 @@ log = logging.getLogger(__name__)
 
 IDLE_WAIT_S = 1.0  # how often an idle worker looks for due jobs (a submit wakes it at once)
 YIELD_WAIT_S = 0.2
+# Perception that stays behind (a CPU too small for the stream) must not starve memory for ever:
+# after this long yielding, one job runs anyway (the backlog it would build shows in `egomem status`).
+MAX_YIELD_S = 30.0
 
 
 class PerceptionLag:
@@ -53,10 +59,12 @@ class JobWorker:
         behind: Callable[[], bool] = lambda: False,
         nice: int = 10,
         on_result: Callable[[JobResult], None] | None = None,
+        max_yield_s: float = MAX_YIELD_S,
     ) -> None:
         self.jobs = jobs
         self.behind = behind
         self.nice = nice
+        self.max_yield_s = max_yield_s
         self.on_result = on_result
         self.yielded_s = 0.0  # time spent waiting for perception to catch up
         self._stop = threading.Event()
@@ -91,12 +99,16 @@ class JobWorker:
     def _loop(self) -> None:
         with contextlib.suppress(AttributeError, OSError):  # not Linux, or not allowed: normal priority
             os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), self.nice)
+        yielding = 0.0  # this stretch of yielding, seconds
         while not self._stop.is_set():
-            if not self._draining and self.behind():
+            if not self._draining and yielding < self.max_yield_s and self.behind():
                 t0 = time.monotonic()
                 self._stop.wait(YIELD_WAIT_S)
-                self.yielded_s += time.monotonic() - t0
+                waited = time.monotonic() - t0
+                self.yielded_s += waited
+                yielding += waited
                 continue
+            yielding = 0.0
             self.jobs.submitted.clear()
             try:
                 result = self.jobs.run_next()
