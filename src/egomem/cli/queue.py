@@ -10,7 +10,6 @@ from typing import Any
 
 import click
 
-from egomem.errors import ConfigError
 from egomem.store.ops.jobs import QueueStats
 
 
@@ -57,6 +56,7 @@ def worker(c: Any, once: bool) -> None:
     from egomem.providers import BuildContext, create
     from egomem.retrieval.encoder import default_encoder
     from egomem.runtime.build import memory_manager
+    from egomem.runtime.memory_queue import fleet_queue
 
     cfg = c.config
     store = c.store()
@@ -64,12 +64,7 @@ def worker(c: Any, once: bool) -> None:
         manager = memory_manager(cfg, store, create("llm", cfg.llm, BuildContext(cfg.data_dir)), default_encoder())
         jobs = MemoryJobs(store, manager, RetryPolicy.from_config(cfg.memory))
         if cfg.memory.queue == "fleet":
-            from egomem.runtime.fleet_queue import FleetQueue
-
-            dsn = str(getattr(cfg.store, "dsn", ""))
-            if not dsn:
-                raise ConfigError('memory.queue = "fleet" needs the PostgreSQL store (store.provider = "postgres")')
-            FleetQueue(jobs, dsn, str(getattr(cfg.store, "schema_name", ""))).run_worker(wait=not once)
+            fleet_queue(cfg, jobs).run_worker(wait=not once)
             return
         if once:
             n = jobs.drain()
