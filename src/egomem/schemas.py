@@ -6,12 +6,13 @@ Unix seconds (float) so that recorded streams and live clocks mix freely.
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 
 def new_id(prefix: str) -> str:
@@ -68,7 +69,28 @@ class IdentityKey(_Model):
     condition: str = ""  # free tag: e.g. "clean", "noisy", "profile-left"
 
 
-class Fact(_Model):
+def turns_from_db(v: object) -> object:
+    """`source_turns` as the store keeps it (JSON text) or as given (a list)."""
+    return json.loads(v) if isinstance(v, str) else v
+
+
+def turns_to_db(turns: list[list[float]] | None) -> str | None:
+    return None if turns is None else json.dumps(turns)
+
+
+class Provenance(_Model):
+    """Where a fact or relation came from, beyond its episode: the user turns it was said in
+    ([start, end] stream seconds) and the identity decision that put it on its person (the
+    status and its fused calibrated LLR; None: not recorded, e.g. an API edit or older memory)."""
+
+    source_turns: list[list[float]] | None = None
+    identity_status: str | None = None
+    identity_llr: float | None = None
+
+    _turns = field_validator("source_turns", mode="before")(turns_from_db)
+
+
+class Fact(Provenance):
     id: str = Field(default_factory=lambda: new_id("f"))
     user_id: str
     kind: FactKind = FactKind.FACT
@@ -92,7 +114,7 @@ class Fact(_Model):
         return self.valid_to is None
 
 
-class Relation(_Model):
+class Relation(Provenance):
     """(subject) -[relation]-> (object): the object is a known user or a bare name."""
 
     id: str = Field(default_factory=lambda: new_id("r"))
@@ -142,6 +164,21 @@ class HistoryEntry(_Model):
     before: dict[str, Any] | None = None
     after: dict[str, Any] | None = None
     cause: str = ""
+
+
+class Repair(_Model):
+    """One merge or split of people (store/ops/repair.py), undoable while nothing it changed has changed since."""
+
+    id: int
+    at: float
+    kind: str  # merge | split
+    user_id: str  # merge: the person kept; split: the person split
+    other_user_id: str  # merge: the person merged in (and removed); split: the person given the part
+    other_name: str | None = None  # merge: the name of the person merged in (gone from users)
+    episodes: list[str] = Field(default_factory=list)  # split: the episodes moved
+    moved: dict[str, int] = Field(default_factory=dict)  # rows changed per kind (facts, relations, keys, ...)
+    cause: str = ""
+    undone_at: float | None = None
 
 
 class MemChunk(_Model):

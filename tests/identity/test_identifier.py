@@ -180,3 +180,17 @@ def test_a_voice_that_does_not_match_counts_against_a_face_match(
     ident._polls.clear()
     r = ident.decide(None, v.observe(media["2414-128291-0003"]))
     assert r.candidates[0][0] == a and r.user_id in (a, None) and r.status != IdentityStatus.NEW
+
+
+def test_keys_moved_by_a_merge_elsewhere_identify_the_kept_person(
+    ident: PersonIdentifier, media: dict[str, np.ndarray], tmp_path: Path
+) -> None:
+    a, b = _enroll_two(ident, media)
+    elsewhere = SQLiteStore(tmp_path / "m.db")  # another process on the same memory (the CLI, the REST API)
+    repair = elsewhere.merge_people(a, b, cause="test")
+    r = ident.identify(None, [media["Colin_Powell_0002"]])
+    assert r.status == IdentityStatus.KNOWN and r.user_id == a  # B's face key is A's now: the index reloaded
+    elsewhere.undo_repair(repair.id)
+    elsewhere.close()
+    r = ident.identify(None, [media["Colin_Powell_0002"]])
+    assert r.status == IdentityStatus.KNOWN and r.user_id == b

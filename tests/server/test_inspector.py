@@ -73,3 +73,52 @@ def test_inspector_shows_memory_and_deletes(live_server: tuple[str, str, TenantR
         page.wait_for_function("document.querySelectorAll('#facts tr[data-id]').length === 2")
         assert len(s.list_facts(emily.id)) == 1
         browser.close()
+
+
+def test_inspector_splits_an_episode_off_and_undoes_it(live_server: tuple[str, str, TenantRegistry]) -> None:
+    from playwright.sync_api import sync_playwright
+
+    from egomem.schemas import Episode
+
+    url, key, reg = live_server
+    s = reg.store("home")
+    ann = s.create_user("Ann")
+    bob = s.create_user("Bob")
+    mine = s.add_episode(Episode(start=1, end=2, participants=[ann.id], summary="Ann's visit"))
+    his = s.add_episode(Episode(start=3, end=4, participants=[ann.id], summary="a pilot's visit"))
+    s.add_fact(Fact(user_id=ann.id, text="is a nurse", source_episode=mine.id))
+    s.add_fact(
+        Fact(user_id=ann.id, text="is a pilot", source_episode=his.id, identity_status="known", identity_llr=0.4)
+    )
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        page = browser.new_page(viewport={"width": 1200, "height": 900})
+        page.goto(url + "/inspector/")
+        page.fill("#key", key)
+        page.click("#login button")
+        page.click(f"#users li[data-id='{ann.id}']")
+        page.wait_for_selector("#facts")
+        assert "identity known, LLR 0.40" in page.locator("#facts").inner_text()  # why the fact is Ann's
+        page.once("dialog", lambda d: d.accept("Dan"))
+        page.click(f"li[data-episode='{his.id}'] .split")
+        page.wait_for_function("document.querySelector('#person-name').textContent === 'Dan'")
+        [dan] = s.find_users_by_name("Dan")
+        assert [f.text for f in s.list_facts(dan.id)] == ["is a pilot"]
+        assert [f.text for f in s.list_facts(ann.id)] == ["is a nurse"]
+        page.click(f"#users li[data-id='{ann.id}']")
+        page.wait_for_selector("#repairs li[data-repair] .undo")
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "inspector-repair.png"), full_page=True)
+        page.click("#repairs li[data-repair] .undo")
+        page.wait_for_selector("#repairs li[data-repair] .meta")
+        assert s.find_users_by_name("Dan") == [] and len(s.list_facts(ann.id)) == 2
+        # Merge Bob into Ann from the page, then undo it there.
+        page.select_option("#merge-other", bob.id)
+        page.once("dialog", lambda d: d.accept())
+        page.click("#merge")
+        page.wait_for_function("document.querySelectorAll('#repairs .undo').length === 1")
+        assert [u.name for u in s.list_users()] == ["Ann"]
+        page.click("#repairs .undo")
+        page.wait_for_function("document.querySelectorAll('#repairs .undo').length === 0")
+        assert sorted(u.name or "" for u in s.list_users()) == ["Ann", "Bob"]
+        browser.close()

@@ -55,7 +55,7 @@ def _check_everything_is_there(store: SQLiteStore | object) -> None:
     from egomem.store.base import MemoryStore
 
     assert isinstance(store, MemoryStore)
-    assert store.schema_version() == NEWEST == 3  # 3: memory_jobs (the lead re-chains parallel migrations)
+    assert store.schema_version() == NEWEST == 4  # 4: memory_jobs (the lead re-chains parallel migrations)
     emily = store.get_user("u_emily")
     assert (emily.name, emily.placeholder, emily.last_seen) == ("Emily", False, 20.0)
     assert store.get_user("u_john").placeholder is True
@@ -64,6 +64,8 @@ def _check_everything_is_there(store: SQLiteStore | object) -> None:
     np.testing.assert_array_equal(np.asarray(key.vector, np.float32), FACE)
     [fact] = store.list_facts("u_emily")
     assert (fact.text, fact.source_episode, fact.importance, fact.use_count) == ("is a nurse", "e_1", 0.7, 2)
+    # Schema 3: provenance beyond the episode was not recorded then.
+    assert (fact.source_turns, fact.identity_status, fact.identity_llr) == (None, None, None)
     # Schema 2: support 1, and the origin episode as the first evidence row.
     [origin] = store.fact_evidence("f_1")
     assert (fact.support, origin.episode_id, origin.sign, origin.at, origin.source_text) == (

@@ -91,11 +91,15 @@ def users_show(c: Context, user_id: str) -> None:
         keys = store.list_keys(user_id=u.id)
         click.echo(
             f"keys:  {sum(k.modality == 'face' for k in keys)} face, {sum(k.modality == 'voice' for k in keys)} voice"
+            + (f" (ids {', '.join(str(k.id) for k in keys)})" if keys else "")
         )
         for f in store.list_facts(u.id):
-            click.echo(f"  [{f.kind}] {f.text}  (conf {f.confidence:.2f}, from {f.source_episode or '-'})")
+            decided = f", {f.identity_status} LLR {f.identity_llr:.2f}" if f.identity_llr is not None else ""
+            click.echo(f"  [{f.kind}] {f.text}  (conf {f.confidence:.2f}, from {f.source_episode or '-'}{decided})")
         for r in store.list_relations(u.id):
             click.echo(f"  rel: {_edge(store, r.subject_id, r.relation, r.object_id, r.object_name)}")
+        for e in store.list_episodes(u.id):  # what `users split --episode` names
+            click.echo(f"  episode {e.id}: {e.summary or e.user_transcript[:60] or '(no transcript)'}")
     finally:
         store.close()
 
@@ -384,6 +388,14 @@ cli.add_command(_people_command)
 from egomem.cli.eval import eval_group as _eval_group  # noqa: E402
 
 cli.add_command(_eval_group)
+
+from egomem.cli.repair import merge as _merge_cmd  # noqa: E402
+from egomem.cli.repair import repairs as _repairs_cmd  # noqa: E402
+from egomem.cli.repair import split as _split_cmd  # noqa: E402
+from egomem.cli.repair import undo as _undo_cmd  # noqa: E402
+
+for _repair_cmd in (_merge_cmd, _split_cmd, _undo_cmd, _repairs_cmd):
+    users.add_command(_repair_cmd)
 
 from egomem.cli.queue import status as _status_command  # noqa: E402
 from egomem.cli.queue import worker as _worker_command  # noqa: E402

@@ -6,7 +6,8 @@ by the store's capabilities (identity/store_index.py): where the database search
 vectors itself (PostgreSQL + pgvector) every search asks it, so keys enrolled or deleted
 by another worker count on the next poll; elsewhere (SQLite) the keys are held in a
 KeyIndex in the process, which `enroll`, `refresh`, `remove_user` and `sync` keep in
-step with the store.
+step with the store; `identify` reloads it when a merge or split of people moved keys
+(`follow_repairs`, store/ops/repair.py), wherever that ran.
 
 Decisions:
 - face: best user by L2 distance; a match when distance < config.face.threshold;
@@ -100,6 +101,7 @@ class PersonIdentifier:
         self._stats_version: object = None
         self._lock = threading.RLock()
         self._polls: deque[VoiceObservation] = deque(maxlen=max(1, self.config.voice.aggregate_polls))
+        self._repairs_seen = store.repairs.version()
         self.sync()
 
     # -- index <-> store --------------------------------------------------------------------
@@ -115,6 +117,17 @@ class PersonIdentifier:
                 if index.holds_keys:
                     index.add_many(_items(self.store.list_keys(modality), model))
             self._key_stats.clear()  # the enrolled-users part of the cohort changed
+
+    def follow_repairs(self) -> bool:
+        """Reload the keys when a merge or split (or its undo) moved keys between people since the last
+        look, in this process or another (the CLI, the REST API): one small query per poll. Returns
+        whether it reloaded."""
+        seen = self.store.repairs.version()
+        if seen == self._repairs_seen:
+            return False
+        self._repairs_seen = seen
+        self.sync()
+        return True
 
     def remove_user(self, user_id: str) -> None:
         """Drop a (deleted) user's keys from the index; the store is not touched."""
@@ -273,6 +286,7 @@ class PersonIdentifier:
             return VoiceObservation(vector=v.astype(np.float32), speech_s=float(w.sum()))
 
     def identify(self, audio: np.ndarray | None, frames: Sequence[np.ndarray]) -> Identification:
+        self.follow_repairs()
         face, voice = self.observe(audio, frames)
         if voice is None:
             with self._lock:

@@ -75,6 +75,10 @@ def _merge_duplicates(store: MemoryStore, user_id: str, encoder: Encoder, config
                 confidence=max(f.confidence for f in group),
                 source_episode=keep.source_episode,
                 source_text=keep.source_text,
+                # The survivor is the oldest statement again: its provenance goes with it (a split moves it by that).
+                source_turns=keep.source_turns,
+                identity_status=keep.identity_status,
+                identity_llr=keep.identity_llr,
                 valid_from=keep.valid_from,
                 importance=max(f.importance for f in group),
                 use_count=sum(f.use_count for f in group),

@@ -28,10 +28,11 @@ from egomem.memory.about_person import Checked
 from egomem.memory.config import MemoryConfig
 from egomem.memory.extractor import ExtractResult, MemoryExtractor
 from egomem.memory.items import ExtractedItem, SessionText, Turn, UpdatePlan
+from egomem.memory.provenance import provenance
 from egomem.memory.social import adopt_name, link_relation
 from egomem.memory.truecase import truecase
 from egomem.memory.updater import Applied, Encoder, MemoryUpdater
-from egomem.schemas import Episode, Modality
+from egomem.schemas import Episode, Modality, Provenance
 from egomem.store.base import MemoryStore
 
 log = logging.getLogger(__name__)
@@ -226,13 +227,24 @@ class MemoryManager:
         for it in extracted.items:
             if it.kind == "name":
                 notes.append(adopt_name(self.store, user_id, it.text, cause=cause))
+
+        # Each item keeps the turns it was said in and the identity decision behind this user (a split moves by it).
+        def origin(source_text: str) -> Provenance:
+            return provenance(session, ident, source_text)
+
         applied = self.updater.apply(
-            user_id, extracted.items, plan, episode_id=session.episode_id, at=session.start, cause=cause
+            user_id, extracted.items, plan, episode_id=session.episode_id, at=session.start, cause=cause, origin=origin
         )
         for it in extracted.items:
             if it.kind == "relation":
                 rel = link_relation(
-                    self.store, user_id, it, episode_id=session.episode_id, at=session.start, cause=cause
+                    self.store,
+                    user_id,
+                    it,
+                    episode_id=session.episode_id,
+                    at=session.start,
+                    cause=cause,
+                    origin=origin(it.source_text),
                 )
                 if rel is not None:
                     applied.ops.append(("ADD", rel.id, it.text))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from egomem.memory.items import ExtractedItem
 from egomem.relations import EXCLUSIVE_RELATIONS as _EXCLUSIVE_GROUP
-from egomem.schemas import Relation, User
+from egomem.schemas import Provenance, Relation, User
 from egomem.store.base import MemoryStore
 
 
@@ -34,11 +34,18 @@ def resolve_person(store: MemoryStore, user_id: str, name: str, *, cause: str) -
 
 
 def link_relation(
-    store: MemoryStore, user_id: str, item: ExtractedItem, *, episode_id: str, at: float, cause: str
+    store: MemoryStore,
+    user_id: str,
+    item: ExtractedItem,
+    *,
+    episode_id: str,
+    at: float,
+    cause: str,
+    origin: Provenance | None = None,
 ) -> Relation | None:
     """Write the relation `item` states (None, with a NOOP row, when it is already known).
     A retracted relation ("Anna is no longer my girlfriend") closes the matching edge and
-    never creates a person."""
+    never creates a person. `origin`: a new edge's provenance (turns, identity decision)."""
     word = item.relation.lower().strip()
     if item.retract:
         _end_relation(store, user_id, item, word, episode_id=episode_id, at=at, cause=cause)
@@ -70,7 +77,14 @@ def link_relation(
                 episode_id=episode_id,
                 source_text=item.source_text,
             )
-    rel = Relation(subject_id=subject, relation=word, object_id=obj, source_episode=episode_id, valid_from=at)
+    rel = Relation(
+        subject_id=subject,
+        relation=word,
+        object_id=obj,
+        source_episode=episode_id,
+        valid_from=at,
+        **(origin.model_dump() if origin else {}),
+    )
     return store.add_relation(rel, cause=f"{cause}: {item.source_text[:200]}")
 
 

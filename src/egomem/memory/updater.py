@@ -12,6 +12,7 @@ UPDATE or a DELETE is a contradiction, -1 on the old fact, which is closed as be
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -20,7 +21,7 @@ import numpy as np
 from egomem.llm.base import LLMError, LLMProvider
 from egomem.memory.config import MemoryConfig
 from egomem.memory.items import Candidate, Decision, ExtractedItem, KnownFact, UpdateInput, UpdatePlan
-from egomem.schemas import Fact, FactKind
+from egomem.schemas import Fact, FactKind, Provenance
 from egomem.store.base import MemoryStore
 
 _KIND = {"fact": FactKind.FACT, "preference": FactKind.PREFERENCE, "summary": FactKind.SUMMARY}
@@ -84,9 +85,18 @@ class MemoryUpdater:
         return _checked(plan, inp, {f.id for f in facts})
 
     def apply(
-        self, user_id: str, items: list[ExtractedItem], plan: UpdatePlan, *, episode_id: str, at: float, cause: str
+        self,
+        user_id: str,
+        items: list[ExtractedItem],
+        plan: UpdatePlan,
+        *,
+        episode_id: str,
+        at: float,
+        cause: str,
+        origin: Callable[[str], Provenance] | None = None,
     ) -> Applied:
-        """Write the plan for `user_id` (call inside the caller's transaction)."""
+        """Write the plan for `user_id` (call inside the caller's transaction); `origin` gives a new
+        fact's provenance (turns, identity decision) from its source utterance."""
         fact_items = [it for it in items if it.kind in _KIND]
         done = Applied()
         closed: set[str] = set()
@@ -105,6 +115,7 @@ class MemoryUpdater:
                 source_text=item.source_text,
                 importance=item.importance,
                 valid_from=at,
+                **(origin(item.source_text).model_dump() if origin else {}),
             )
             if d.op == "ADD":
                 self.store.add_fact(new, cause=why)

@@ -11,7 +11,7 @@ from egomem.errors import InputError
 from egomem.retrieval.dense import EmbeddingCache
 from egomem.retrieval.encoder import default_encoder
 from egomem.retrieval.hybrid import search_episodes, search_user_memories
-from egomem.schemas import DeletionReport, Episode, Fact, FactKind, Relation, User
+from egomem.schemas import DeletionReport, Episode, Fact, FactKind, Relation, Repair, User
 from egomem.server.deps import TenantContext, tenant_context
 
 router = APIRouter(prefix="/api/v1", tags=["memory"])
@@ -24,6 +24,15 @@ class Rename(BaseModel):
 
 class Merge(BaseModel):
     other_id: str = Field(description="this user is merged into the path's user and removed")
+
+
+class Split(BaseModel):
+    episodes: list[str] = Field(
+        min_length=1, max_length=1000, description="episodes of the path's user that are another person's"
+    )
+    into: str | None = Field(default=None, description="give them to this existing user (default: a new one)")
+    name: str | None = Field(default=None, max_length=200, description="the new person's name")
+    keys: list[int] = Field(default_factory=list, max_length=1000, description="identity keys to move as well")
 
 
 class NewFact(BaseModel):
@@ -82,7 +91,28 @@ def rename_user(user_id: str, body: Rename, ctx: Ctx) -> User:
 
 @router.post("/users/{user_id}/merge", response_model=User)
 def merge_users(user_id: str, body: Merge, ctx: Ctx) -> User:
+    """Merge `other_id` into this user (a repair: GET /repairs names it, POST /repairs/{id}/undo undoes it)."""
     return ctx.store.merge_users(user_id, body.other_id, cause="api merge")
+
+
+@router.post("/users/{user_id}/split", response_model=Repair, status_code=201)
+def split_user(user_id: str, body: Split, ctx: Ctx) -> Repair:
+    """Give episodes of this user, and what was learnt from them (by provenance), to another person."""
+    return ctx.store.split_user(
+        user_id, body.episodes, into=body.into, name=body.name, key_ids=body.keys, cause="api split"
+    )
+
+
+@router.get("/repairs", response_model=list[Repair])
+def list_repairs(ctx: Ctx, user_id: str | None = None) -> list[Repair]:
+    """Merges and splits (of one user, or all), oldest first."""
+    return ctx.store.list_repairs(user_id)
+
+
+@router.post("/repairs/{repair_id}/undo", response_model=Repair)
+def undo_repair(repair_id: int, ctx: Ctx) -> Repair:
+    """Put back every row the merge or split changed (409 when it was undone already or memory changed since)."""
+    return ctx.store.undo_repair(repair_id, cause="api undo")
 
 
 @router.delete("/users/{user_id}", response_model=DeletionReport)

@@ -2,9 +2,10 @@
 
 `store.users`, `store.keys`, `store.facts`, `store.relations`, `store.episodes`,
 `store.evidence` (which episodes support or contradict a fact or relation),
-`store.jobs` (the memory-writing queue: sessions waiting for extraction) and
-`store.log` (history) are the operations (store/ops/), all on the same Database, so any
-of them can join one `store.transaction()`. The flat methods (`create_user`, `add_fact`,
+`store.repairs` (merging and splitting people, undoably), `store.jobs` (the memory-writing
+queue: sessions waiting for extraction) and `store.log` (history) are
+the operations (store/ops/), all on the same Database, so any of them can join one
+`store.transaction()`. The flat methods (`create_user`, `add_fact`,
 ...) are the same operations under their long-standing names, delegating one to one.
 Every mutating operation writes its own history row in the same transaction, so the
 operation log can never disagree with the data. Operations raise NotFoundError for
@@ -34,12 +35,23 @@ from egomem.schemas import (
     IdentityKey,
     Modality,
     Relation,
+    Repair,
     User,
 )
 from egomem.store import migrations
 from egomem.store.capabilities import StoreCapabilities
 from egomem.store.db import Database
-from egomem.store.ops import EpisodeOps, EvidenceOps, FactOps, HistoryOps, JobOps, KeyOps, RelationOps, UserOps
+from egomem.store.ops import (
+    EpisodeOps,
+    EvidenceOps,
+    FactOps,
+    HistoryOps,
+    JobOps,
+    KeyOps,
+    RelationOps,
+    RepairOps,
+    UserOps,
+)
 from egomem.store.schema import metadata
 from egomem.store.vectors import KeyMatch, nearest_keys
 
@@ -57,6 +69,7 @@ class MemoryStore:
         self.facts = FactOps(db, self.log, self.users, self.evidence)
         self.relations = RelationOps(db, self.log, self.users, self.evidence)
         self.episodes = EpisodeOps(db, self.log, self.users)
+        self.repairs = RepairOps(db, self.log, self.users)
         self.jobs = JobOps(db)  # the memory-writing queue (memory/jobs.py)
 
     # -- lifecycle -------------------------------------------------------------
@@ -142,7 +155,36 @@ class MemoryStore:
         return self.users.set_placeholder(user_id, placeholder, cause=cause)
 
     def merge_users(self, keep_id: str, drop_id: str, *, cause: str = "") -> User:
-        return self.users.merge(keep_id, drop_id, cause=cause)
+        """Move everything of `drop_id` onto `keep_id` and remove `drop_id` (a repair: undoable)."""
+        self.repairs.merge(keep_id, drop_id, cause=cause)
+        return self.users.get(keep_id)
+
+    # -- repairs (store/ops/repair.py) -------------------------------------------------------
+    def merge_people(self, keep_id: str, drop_id: str, *, cause: str = "") -> Repair:
+        """As merge_users, returning the repair (its id undoes it)."""
+        return self.repairs.merge(keep_id, drop_id, cause=cause)
+
+    def split_user(
+        self,
+        user_id: str,
+        episode_ids: Sequence[str],
+        *,
+        into: str | None = None,
+        name: str | None = None,
+        key_ids: Sequence[int] = (),
+        cause: str = "",
+    ) -> Repair:
+        """Give these episodes of a person, and what was learnt from them, to another person (new, or `into`)."""
+        return self.repairs.split(user_id, episode_ids, into=into, name=name, key_ids=key_ids, cause=cause)
+
+    def undo_repair(self, repair_id: int, *, cause: str = "") -> Repair:
+        return self.repairs.undo(repair_id, cause=cause)
+
+    def get_repair(self, repair_id: int) -> Repair:
+        return self.repairs.get(repair_id)
+
+    def list_repairs(self, user_id: str | None = None) -> list[Repair]:
+        return self.repairs.all(user_id)
 
     def delete_user(self, user_id: str, *, cause: str = "") -> DeletionReport:
         return self.users.delete(user_id, cause=cause)

@@ -101,6 +101,10 @@ facts = sa.Table(
     sa.Column("use_count", sa.Integer, nullable=False, server_default=sa.text("0")),
     sa.Column("last_used", REAL),
     sa.Column("support", sa.Integer, nullable=False, server_default=sa.text("1")),  # schema 2
+    # schema 3: provenance (store/migrations/v0003_provenance.py)
+    sa.Column("source_turns", sa.Text),  # JSON [[start, end], ...] of the user turns, stream seconds
+    sa.Column("identity_status", sa.Text),  # the identity decision that put it on this person
+    sa.Column("identity_llr", REAL),  # that decision's fused calibrated LLR
     sa.CheckConstraint("kind IN ('fact', 'preference', 'summary', 'persona')"),
     sa.Index("facts_user", "user_id", "valid_to"),
 )
@@ -118,6 +122,10 @@ relations = sa.Table(
     sa.Column("valid_from", REAL, nullable=False),
     sa.Column("valid_to", REAL),
     sa.Column("support", sa.Integer, nullable=False, server_default=sa.text("1")),  # schema 2
+    # schema 3: provenance (store/migrations/v0003_provenance.py)
+    sa.Column("source_turns", sa.Text),  # JSON [[start, end], ...] of the user turns, stream seconds
+    sa.Column("identity_status", sa.Text),  # the identity decision that put it on this person
+    sa.Column("identity_llr", REAL),  # that decision's fused calibrated LLR
     sa.CheckConstraint("object_id IS NOT NULL OR object_name IS NOT NULL"),
     sa.Index("relations_subject", "subject_id"),
     sa.Index("relations_object", "object_id"),
@@ -162,7 +170,26 @@ history = sa.Table(
     sa.Index("history_other_user", "other_user_id"),
 )
 
-# Schema 3: the durable memory-writing queue. A finished session (its turns and identity evidence, as
+# Schema 3: each merge or split of people, with every row it changed (`changes_json`: table, primary
+# key, the row's columns before and after), so that undo restores exactly the state before it.
+repairs = sa.Table(
+    "repairs",
+    metadata,
+    sa.Column("id", ROW_ID, sa.Identity(), primary_key=True),
+    sa.Column("at", REAL, nullable=False),
+    sa.Column("kind", sa.Text, nullable=False),
+    sa.Column("user_id", sa.Text, nullable=False),  # merge: the person kept; split: the person split
+    sa.Column("other_user_id", sa.Text, nullable=False),  # merge: the person merged in; split: who got the part
+    sa.Column("detail_json", sa.Text, nullable=False),
+    sa.Column("changes_json", sa.Text, nullable=False),
+    sa.Column("cause", sa.Text, nullable=False, server_default=""),
+    sa.Column("undone_at", REAL),
+    sa.CheckConstraint("kind IN ('merge', 'split')"),
+    sa.Index("repairs_user", "user_id"),
+    sa.Index("repairs_other_user", "other_user_id"),
+)
+
+# Schema 4: the durable memory-writing queue. A finished session (its turns and identity evidence, as
 # JSON) is committed here before extraction, under an idempotent key (device + session); a worker claims
 # it, and the memory it writes and the job's `done` commit in one transaction (memory/jobs.py).
 memory_jobs = sa.Table(

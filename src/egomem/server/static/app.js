@@ -50,32 +50,67 @@ function graph(user, rels) {
 
 async function show(id) {
   current = id;
-  const [user, facts, rels, eps] = await Promise.all([
+  const [user, facts, rels, eps, repairs] = await Promise.all([
     api(`/users/${id}`), api(`/users/${id}/facts?history=true`), api(`/users/${id}/relations`), api(`/episodes?user_id=${id}`),
+    api(`/repairs?user_id=${id}`),
   ]);
+  const others = Object.entries(names).filter(([uid]) => uid !== id);
   $("#detail").innerHTML = `
     <h2>Person</h2>
     <p><b id="person-name">${esc(user.name || "unnamed")}</b> <span class="meta">first met ${when(user.created_at)}, last seen ${when(user.last_seen)}</span>
       <button id="rename">Rename</button> <button id="export">Export</button> <button class="danger" id="forget">Forget this person</button></p>
+    <p class="repair">${others.length ? `<select id="merge-other" aria-label="person to merge in">${others.map(([uid, n]) => `<option value="${esc(uid)}">${esc(n)} (${esc(uid)})</option>`).join("")}</select>
+      <button id="merge">Merge into this person</button>` : ""}</p>
     <h2>Facts, preferences and summaries</h2>
     <table id="facts"><tr><th>kind</th><th>memory</th><th>said as</th><th>valid</th><th></th></tr>
       ${facts.map((f) => `<tr class="${f.valid_to ? "old" : ""}" data-id="${esc(f.id)}">
-        <td>${esc(f.kind)}</td><td>${esc(f.text)}</td><td class="meta">${esc(f.source_text || "")}${f.source_episode ? "<br>episode " + esc(f.source_episode) : ""}</td>
+        <td>${esc(f.kind)}</td><td>${esc(f.text)}</td><td class="meta">${esc(f.source_text || "")}${f.source_episode ? "<br>episode " + esc(f.source_episode) : ""}${f.identity_llr != null ? `<br>identity ${esc(f.identity_status)}, LLR ${Number(f.identity_llr).toFixed(2)}` : ""}</td>
         <td class="meta">${when(f.valid_from)}${f.valid_to ? " → " + when(f.valid_to) : ""}</td>
         <td>${f.valid_to ? "" : '<button class="fix">Correct</button> <button class="danger del">Delete</button>'}</td></tr>`).join("")}
     </table>
     <h2>Social graph</h2>${rels.length ? graph(user, rels) : '<p class="hint">no relations</p>'}
-    <h2>Episodes</h2><ol class="episodes" ${eps.length ? "" : 'style="list-style:none;padding:0"'}>${eps.map((e) => `<li><b>${when(e.start)}</b> ${esc(e.summary || "(no summary)")} <span class="meta">${esc(e.status)}</span>
-      <details><summary>transcript</summary><pre>${esc(e.user_transcript)}\n---\n${esc(e.assistant_transcript)}</pre></details></li>`).join("") || '<li class="hint">none</li>'}</ol>`;
+    <h2>Episodes</h2><ol class="episodes" ${eps.length ? "" : 'style="list-style:none;padding:0"'}>${eps.map((e) => `<li data-episode="${esc(e.id)}"><b>${when(e.start)}</b> ${esc(e.summary || "(no summary)")} <span class="meta">${esc(e.status)}</span>
+      <button class="split" title="this episode was someone else: move it, and what was learnt from it, to another person">Not this person</button>
+      <details><summary>transcript</summary><pre>${esc(e.user_transcript)}\n---\n${esc(e.assistant_transcript)}</pre></details></li>`).join("") || '<li class="hint">none</li>'}</ol>
+    <h2>Repairs</h2><ul id="repairs">${repairs.map((r) => `<li data-repair="${r.id}">${esc(repairText(r))}
+      ${r.undone_at ? '<span class="meta">undone</span>' : '<button class="undo">Undo</button>'}</li>`).join("") || '<li class="hint">none</li>'}</ul>`;
   $("#rename").onclick = async () => { const n = prompt("New name", user.name || ""); if (n) { await api(`/users/${id}`, { method: "PATCH", body: JSON.stringify({ name: n }) }); await refresh(); } };
   $("#export").onclick = async () => { const data = await api(`/users/${id}/export`); const a = document.createElement("a"); a.href = URL.createObjectURL(new Blob([JSON.stringify(data, null, 2)], { type: "application/json" })); a.download = `egomem-${id}.json`; a.click(); };
   $("#forget").onclick = async () => { if (confirm(`Forget ${user.name || "this person"} completely?`)) { await api(`/users/${id}`, { method: "DELETE" }); current = null; $("#detail").innerHTML = '<p class="hint">deleted</p>'; await loadUsers(); } };
+  const merge = $("#merge");
+  if (merge) merge.onclick = async () => {
+    const other = $("#merge-other").value;
+    if (confirm(`Merge ${names[other]} into ${user.name || "this person"}? (Undo is under Repairs.)`)) {
+      await api(`/users/${id}/merge`, { method: "POST", body: JSON.stringify({ other_id: other }) }); await refresh();
+    }
+  };
+  document.querySelectorAll("#detail li[data-episode]").forEach((li) => {
+    li.querySelector(".split").onclick = async () => {
+      const n = prompt("Whose episode was it? Their name (empty: a new unnamed person)", "");
+      if (n === null) return;
+      const r = await api(`/users/${id}/split`, { method: "POST", body: JSON.stringify({ episodes: [li.dataset.episode], name: n.trim() || null }) });
+      await loadUsers(); await show(r.other_user_id);
+    };
+  });
+  document.querySelectorAll("#repairs li[data-repair] .undo").forEach((b) => {
+    b.onclick = async () => {
+      try { await api(`/repairs/${b.parentElement.dataset.repair}/undo`, { method: "POST" }); await refresh(); }
+      catch (err) { alert(err.message); }
+    };
+  });
   document.querySelectorAll("#facts tr[data-id]").forEach((tr) => {
     const fix = tr.querySelector(".fix"), del = tr.querySelector(".del");
     if (fix) fix.onclick = async () => { const t = prompt("Corrected memory", tr.children[1].textContent); if (t) { await api(`/facts/${tr.dataset.id}`, { method: "PUT", body: JSON.stringify({ text: t }) }); await refresh(); } };
     if (del) del.onclick = async () => { await api(`/facts/${tr.dataset.id}`, { method: "DELETE" }); await refresh(); };
   });
   await loadUsers();
+}
+
+function repairText(r) {
+  const moved = Object.entries(r.moved).filter(([, v]) => v).map(([k, v]) => `${v} ${k.replaceAll("_", " ")}`).join(", ") || "nothing moved";
+  const who = (uid, n) => n || names[uid] || uid;
+  if (r.kind === "merge") return `${when(r.at)}: merged ${who(r.other_user_id, r.other_name)} into ${who(r.user_id)} (${moved})`;
+  return `${when(r.at)}: split ${r.episodes.length} episode(s) from ${who(r.user_id)} to ${who(r.other_user_id)} (${moved})`;
 }
 
 async function refresh() { await loadUsers(); if (current) await show(current); }

@@ -33,7 +33,7 @@ from sqlalchemy.schema import CreateTable
 
 from egomem.errors import StoreError
 from egomem.store.db import Database, first_line
-from egomem.store.migrations import v0001_initial, v0002_evidence, v0003_memory_jobs
+from egomem.store.migrations import v0001_initial, v0002_evidence, v0003_provenance, v0004_memory_jobs
 from egomem.store.schema import egomem_schema
 
 
@@ -46,7 +46,8 @@ class Migration:
 MIGRATIONS = (
     Migration(v0001_initial.VERSION, v0001_initial.upgrade),
     Migration(v0002_evidence.VERSION, v0002_evidence.upgrade),
-    Migration(v0003_memory_jobs.VERSION, v0003_memory_jobs.upgrade),
+    Migration(v0003_provenance.VERSION, v0003_provenance.upgrade),
+    Migration(v0004_memory_jobs.VERSION, v0004_memory_jobs.upgrade),
 )
 NEWEST = MIGRATIONS[-1].version
 

@@ -17,7 +17,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from egomem.errors import NotFoundError, StoreError
-from egomem.schemas import Fact, FactKind, Op, now
+from egomem.schemas import Fact, FactKind, Op, now, turns_to_db
 from egomem.store.db import Database
 from egomem.store.ops.evidence import EvidenceOps
 from egomem.store.ops.history import HistoryOps
@@ -50,6 +50,7 @@ class FactOps:
         values = fact.model_dump()
         values["kind"] = FactKind(fact.kind).value
         values["support"] = 0  # the evidence rows below set it
+        values["source_turns"] = turns_to_db(fact.source_turns)
         self.db.execute(_INSERT, {c.name: values[c.name] for c in facts.c})
         if evidence_from:
             support = self.evidence.copy("fact", evidence_from, fact.id)

@@ -1,7 +1,7 @@
-"""The two operations that touch every table: merging two people and deleting one.
+"""Deleting a person: the operation that touches every table (merging and splitting people, which
+can be undone, are store/ops/repair.py).
 
-Both run in one transaction: a purge is all or nothing, and a merge never leaves a
-person's data split across two ids.
+It runs in one transaction: a purge is all or nothing.
 """
 
 from __future__ import annotations
@@ -11,8 +11,7 @@ from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 
-from egomem.errors import StoreError
-from egomem.schemas import DeletionReport, Op, User
+from egomem.schemas import DeletionReport, Op
 from egomem.store.ops.history import concerns
 from egomem.store.ops.relations import edges_of
 from egomem.store.schema import (
@@ -24,56 +23,12 @@ from egomem.store.schema import (
     identity_keys,
     memory_jobs,
     relations,
+    repairs,
     users,
 )
 
 if TYPE_CHECKING:
     from egomem.store.ops.users import UserOps
-
-
-def merge_users(ops: UserOps, keep_id: str, drop_id: str, *, cause: str = "") -> User:
-    if keep_id == drop_id:
-        raise StoreError("cannot merge a user into itself")
-    db = ops.db
-    with db.transaction():
-        keep, drop = ops.get(keep_id), ops.get(drop_id)
-        for column in (identity_keys.c.user_id, facts.c.user_id, relations.c.subject_id, relations.c.object_id):
-            db.execute(sa.update(column.table).where(column == drop_id).values({column.name: keep_id}))
-        # An edge between the two people becomes a self-loop after the merge: drop it.
-        db.execute(sa.delete(relations).where(relations.c.subject_id == keep_id, relations.c.object_id == keep_id))
-        p, q = episode_participants.alias("p"), episode_participants.alias("q")
-        already = sa.select(q.c.episode_id).where(q.c.episode_id == p.c.episode_id, q.c.user_id == keep_id)
-        db.execute(
-            sa.insert(episode_participants).from_select(
-                ["episode_id", "user_id"],
-                sa.select(p.c.episode_id, sa.literal(keep_id)).where(p.c.user_id == drop_id, ~already.exists()),
-            )
-        )
-        db.execute(sa.update(history).where(history.c.user_id == drop_id).values(user_id=keep_id))
-        db.execute(sa.update(history).where(history.c.other_user_id == drop_id).values(other_user_id=keep_id))
-        db.execute(sa.update(memory_jobs).where(memory_jobs.c.user_id == drop_id).values(user_id=keep_id))
-        last_seen = max((t for t in (keep.last_seen, drop.last_seen) if t is not None), default=None)
-        db.execute(
-            sa.update(users)
-            .where(users.c.id == keep_id)
-            .values(
-                name=keep.name or drop.name,
-                placeholder=int(keep.placeholder and drop.placeholder),
-                last_seen=last_seen,
-            )
-        )
-        db.execute(sa.delete(users).where(users.c.id == drop_id))
-        after = ops.get(keep_id)
-        ops.log.write(
-            Op.UPDATE,
-            "user",
-            keep_id,
-            keep_id,
-            {"merged": drop.model_dump(), "into": keep.model_dump()},
-            after.model_dump(),
-            cause or "merge",
-        )
-    return after
 
 
 def delete_user(ops: UserOps, user_id: str, *, cause: str = "") -> DeletionReport:
@@ -106,6 +61,10 @@ def delete_user(ops: UserOps, user_id: str, *, cause: str = "") -> DeletionRepor
         # Sessions of theirs still waiting for extraction: gone too, or the queue would write them back.
         removed["memory_jobs"] = count(memory_jobs, memory_jobs.c.user_id == user_id)
         db.execute(sa.delete(memory_jobs).where(memory_jobs.c.user_id == user_id))
+        # A repair of this person holds copies of their rows (to undo it): it goes with them.
+        theirs = (repairs.c.user_id == user_id) | (repairs.c.other_user_id == user_id)
+        removed["repairs"] = count(repairs, theirs)
+        db.execute(sa.delete(repairs).where(theirs))
         if solo:
             db.execute(sa.delete(episodes).where(episodes.c.id.in_(solo)))
         db.execute(sa.delete(history).where(concerns(user_id)))

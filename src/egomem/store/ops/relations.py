@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import sqlalchemy as sa
 
 from egomem.errors import NotFoundError, StoreError
-from egomem.schemas import Op, Relation, now
+from egomem.schemas import Op, Relation, now, turns_to_db
 from egomem.store.db import Database
 from egomem.store.ops.evidence import EvidenceOps
 from egomem.store.ops.history import HistoryOps
@@ -49,6 +49,7 @@ class RelationOps:
             if relation.object_id is not None:
                 self.users.get(relation.object_id)
             state = {**relation.model_dump(), "support": 0}  # the evidence row sets it
+            state["source_turns"] = turns_to_db(relation.source_turns)
             self.db.execute(sa.insert(relations).values({c.name: state[c.name] for c in relations.c}))
             self.evidence.record("relation", relation.id, relation.source_episode, 1, relation.valid_from)
             relation = relation.model_copy(update={"support": 1})

@@ -1,4 +1,4 @@
-"""People: create, read, rename, mark seen, placeholder flag; merge and purge live in purge.py."""
+"""People: create, read, rename, mark seen, placeholder flag; purge lives in purge.py, merge and split in repair.py."""
 
 from __future__ import annotations
 
@@ -95,10 +95,6 @@ class UserOps:
         with self.db.transaction():
             self.get(user_id)
             self.db.execute(sa.update(users).where(users.c.id == user_id).values(last_seen=at))
-
-    def merge(self, keep_id: str, drop_id: str, *, cause: str = "") -> User:
-        """Move everything of `drop_id` onto `keep_id` and remove `drop_id`."""
-        return purge.merge_users(self, keep_id, drop_id, cause=cause)
 
     def delete(self, user_id: str, *, cause: str = "") -> DeletionReport:
         """Purge every trace of the user (keys, facts, edges, solo episodes, history)."""
