@@ -194,6 +194,14 @@ class MemoryConfig(_Section):
     # Retention policy: None keeps everything forever. A number purges current facts whose
     # strength fell below it (never summaries of the last keep_recent_summaries sessions).
     retention_min_strength: float | None = Field(default=None, ge=0.0, le=1.0)
+    # Sleep-time work (memory/sleep_time.py): consolidation and retention run when the device is
+    # idle, at most once per `sleep_interval_s` per store (`egomem live`, and each tenant of
+    # `egomem serve`); None: never on their own (`egomem consolidate` still runs them by hand).
+    sleep_interval_s: float | None = Field(default=3600.0, gt=0.0)
+    # Idle: nothing heard, said, seen or written for this long. A conversation session is closed
+    # and written within session_merge_gap_s + session_margin_s + 2 x memory_interval_s of its
+    # last turn, so the wait is never shorter than that (no session can be open then).
+    sleep_idle_s: float = Field(default=600.0, ge=0.0)
     # The memory-writing queue (memory/jobs.py, docs/memory-queue.md). "embedded": a low-priority
     # worker thread in the process takes the jobs from the store's table. "fleet" (PostgreSQL store):
     # jobs go to procrastinate and `egomem worker` processes take them (runtime/fleet_queue.py).
@@ -208,6 +216,19 @@ class MemoryConfig(_Section):
     queue_lease_s: float = Field(default=900.0, gt=0.0)
     # The embedded worker waits while the stream loop runs more than this behind the stream clock.
     queue_yield_lag_s: float = Field(default=0.5, gt=0.0)
+
+
+class RetentionConfig(_Section):
+    """How long biometric keys are kept (EGOMEM_RETENTION__*), applied by the sleep-time schedule."""
+
+    # A person's face / voice keys are deleted this many days after they were last seen (their
+    # facts stay; they are then a stranger to the camera and microphone until met again). Default
+    # 3 years, as BIPA's limit after the last interaction. None: kept while the person is.
+    face_keys_days: float | None = Field(default=1095.0, gt=0.0)
+    voice_keys_days: float | None = Field(default=1095.0, gt=0.0)
+    # Keys held only in memory for people who have not agreed to be remembered (visitors):
+    # "end_of_day" drops them at the first idle moment after local midnight; "keep": until restart.
+    visitor_keys: Literal["end_of_day", "keep"] = "end_of_day"
 
 
 class AskConfig(_Section):
@@ -255,6 +276,7 @@ class Config(_Section):
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
     runtime: RuntimeConfig = Field(default_factory=RuntimeConfig)
     ask: AskConfig = Field(default_factory=AskConfig)
+    retention: RetentionConfig = Field(default_factory=RetentionConfig)
     # Provider sections: {provider = "name", ...that provider's own settings} (egomem.providers).
     asr: SerializeAsAny[ProviderConfig] = _provider_field("asr")
     llm: SerializeAsAny[ProviderConfig] = _provider_field("llm")

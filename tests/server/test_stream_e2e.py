@@ -3,13 +3,16 @@ day 1 and day 2 as a robot would; the same memory and the same answer come out."
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from fastapi import FastAPI
 
 from egomem.config import load_config
+from egomem.errors import InputError
 from egomem.runtime.demo import ASSETS, memory_snapshot
 from egomem.server.app import create_app
 from egomem.server.client import stream_recording
@@ -17,6 +20,8 @@ from egomem.server.tenants import TenantRegistry
 from egomem.stream.sources import read_recording
 
 from .conftest import live_app
+
+APPS: list[FastAPI] = []  # the server fixture's app, for tests that look at its state
 
 
 @pytest.fixture(scope="module")
@@ -28,6 +33,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str,
     _, key = reg.create("home")
     app = create_app(cfg, reg)
     app.state.models.load_all()  # as `egomem serve` does before devices connect
+    APPS[:] = [app]
     with live_app(app) as port:
         yield f"ws://127.0.0.1:{port}", key, reg
     reg.close()
@@ -123,3 +129,19 @@ def test_client_disconnect_mid_session_keeps_memory(server: tuple[str, str, Tena
     while time.time() < deadline and len(reg.store("home").list_episodes()) == before:
         time.sleep(0.5)
     assert len(reg.store("home").list_episodes()) == before + 1  # the finished session was written
+
+
+def test_a_streaming_device_keeps_its_tenant_awake(server: tuple[str, str, TenantRegistry]) -> None:
+    """Every event of a device's session reaches the tenant's sleep-time schedule (server/sleep.py):
+    no consolidation starts while the device talks."""
+    url, key, _ = server
+    sleep = APPS[0].state.sleep.of("home")
+    assert sleep is not None
+    before, heard = sleep.last_activity, []
+    # What is checked is that the session's events reached the schedule, not that the stream ended
+    # well (the demo test checks that): a stream cut short (a keepalive timeout on a loaded machine)
+    # has had its events too.
+    with contextlib.suppress(InputError):
+        stream_recording(url, key, read_recording(ASSETS / "day1.mp4"), realtime=False, on_event=heard.append)
+    assert any(e["type"] in ("user", "heard") for e in heard) and sleep.last_activity > before
+    assert not sleep.idle() and sleep.reports == []

@@ -12,6 +12,7 @@ import click
 
 from egomem.cli.progress import on_terminal, step, tenths
 from egomem.config import Config
+from egomem.runtime.timeline import Event
 from egomem.store import MemoryStore
 from egomem.stream.sources import Step
 
@@ -32,15 +33,19 @@ def run_agent(
     json_path: str | None,
     length: int | None = None,
     after: Callable[[], dict[str, Any]] | None = None,
+    on_event: Callable[[Event], None] | None = None,
 ) -> dict[str, Any]:
     """Feed `steps` through a freshly built agent, print the timeline (unless quiet) and
     a summary; returns the summary (also written with the events to `json_path`). `after`
-    runs once the summary is printed; what it returns goes into the JSON too (`run --people`)."""
+    runs once the summary is printed; what it returns goes into the JSON too (`run --people`).
+    `on_event` hears every timeline event as it happens (`live`'s sleep-time schedule)."""
     from egomem.runtime.build import Models, build_agent
     from egomem.runtime.demo import memory_snapshot, name_resolver, write_json
     from egomem.runtime.timeline import Timeline, format_event
 
     timeline = Timeline()
+    if on_event is not None:
+        timeline.subscribe(on_event)
     name_of = name_resolver(store)
     if not quiet:
         timeline.subscribe(lambda ev: click.echo(format_event(ev, name_of)))

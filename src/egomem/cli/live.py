@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import signal
 from types import FrameType
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import click
 
 from egomem.config import Config
 from egomem.store import MemoryStore
+
+if TYPE_CHECKING:
+    from egomem.memory.sleep_time import SleepScheduler
 
 
 class _CliContext(Protocol):
@@ -17,6 +20,25 @@ class _CliContext(Protocol):
     def config(self) -> Config: ...
 
     def store(self) -> MemoryStore: ...
+
+
+def live_sleep(config: Config, store: MemoryStore) -> SleepScheduler | None:
+    """Sleep-time work while the device idles (memory/sleep_time.py), ticking in a thread; None when off.
+
+    Expired keys are deleted once before the agent starts too: the identifier loads the keys into
+    its in-process index when it is built, so keys a later pass deletes stop being recognised only
+    at the next start (the store has them deleted at once)."""
+    import time
+
+    from egomem.memory import retention
+    from egomem.memory.sleep_time import scheduler_for
+    from egomem.retrieval.encoder import default_encoder
+
+    sleep = scheduler_for(store, default_encoder, config)
+    if sleep is not None:
+        retention.apply(store, config.retention, now=time.time())
+        sleep.start()
+    return sleep
 
 
 @click.command()
@@ -69,6 +91,7 @@ def live(
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
     store = c.store()
+    sleep = live_sleep(c.config, store)
     previous = signal.signal(signal.SIGINT, stop)
     try:
         run_agent(
@@ -79,9 +102,12 @@ def live(
             lockstep=False,
             quiet=quiet,
             json_path=json_path,
+            on_event=None if sleep is None else lambda ev: None if ev.type == "warning" else sleep.activity(),
         )
     finally:
         signal.signal(signal.SIGINT, previous)
+        if sleep is not None:
+            sleep.stop()
         store.close()
     s = source.stats
     click.echo(

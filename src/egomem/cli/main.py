@@ -389,6 +389,10 @@ from egomem.cli.eval import eval_group as _eval_group  # noqa: E402
 
 cli.add_command(_eval_group)
 
+from egomem.cli.consolidate import consolidate as _consolidate_command  # noqa: E402
+
+cli.add_command(_consolidate_command)
+
 from egomem.cli.repair import merge as _merge_cmd  # noqa: E402
 from egomem.cli.repair import repairs as _repairs_cmd  # noqa: E402
 from egomem.cli.repair import split as _split_cmd  # noqa: E402

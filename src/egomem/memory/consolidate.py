@@ -6,14 +6,22 @@
 2. Fold dialog summaries older than the `keep_recent_summaries` newest into one running
    summary (extractive: the first sentence of each, oldest first, within a word budget).
 3. Retention: only when `retention_min_strength` is set, purge current facts whose memory
-   strength fell below it. Without that policy nothing is ever removed by decay.
+   strength fell below it (never the `keep_recent_summaries` newest summaries nor the running
+   summary, which holds the older ones). Without that policy nothing is ever removed by decay.
+
+One person's pass is one transaction: interrupted (an error, a crash, a lost connection), it
+leaves that person's memory as it was. It holds that person's consolidation lock, so two workers
+of a fleet never consolidate one person at once (the second skips them). A dry run does the same
+work and rolls it back, so its report is exactly what a real pass would do. The product runs this
+as sleep-time work (memory/sleep_time.py) and `egomem consolidate` runs it by hand.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from egomem.errors import StoreError
 from egomem.memory.config import MemoryConfig
 from egomem.memory.strength import strength
 from egomem.memory.updater import Encoder
@@ -28,30 +36,59 @@ class ConsolidationReport:
     merged: int = 0
     summaries_folded: int = 0
     purged: int = 0
+    # What was done, for a dry run's report and the log: merged texts, folded summaries, faded
+    # facts with the strength that put them under the retention floor.
+    merges: list[str] = field(default_factory=list)
+    folded: list[str] = field(default_factory=list)
+    faded: list[tuple[str, float]] = field(default_factory=list)
+    skipped: bool = False  # another worker held this person's consolidation lock
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.merged or self.summaries_folded or self.purged)
+
+
+class _RollBack(Exception):
+    """Raised inside a dry run's transaction so that nothing it did is kept."""
 
 
 def consolidate(
-    store: MemoryStore, user_id: str, encoder: Encoder, config: MemoryConfig, *, now: float
+    store: MemoryStore, user_id: str, encoder: Encoder, config: MemoryConfig, *, now: float, dry_run: bool = False
 ) -> ConsolidationReport:
+    if dry_run and store.db.in_transaction:
+        # Rolling back would take the caller's transaction with it.
+        raise StoreError("a dry run of consolidation cannot join an open transaction")
     report = ConsolidationReport()
-    with store.transaction():
-        report.merged = _merge_duplicates(store, user_id, encoder, config, now)
-        report.summaries_folded = _fold_summaries(store, user_id, config, now)
-        if config.retention_min_strength is not None:
-            report.purged = _retain(store, user_id, config, now)
+    try:
+        with store.transaction():
+            if not store.try_lock(f"consolidate:{user_id}"):
+                # Another worker of the fleet is consolidating this person right now: theirs stands.
+                report.skipped = True
+                return report
+            report.merged = _merge_duplicates(store, user_id, encoder, config, now, report.merges)
+            report.summaries_folded = _fold_summaries(store, user_id, config, now, report.folded)
+            if config.retention_min_strength is not None:
+                report.purged = _retain(store, user_id, config, now, report.faded)
+            if dry_run:
+                raise _RollBack
+    except _RollBack:
+        pass
     return report
 
 
 def consolidate_all(
-    store: MemoryStore, encoder: Encoder, config: MemoryConfig, *, now: float
+    store: MemoryStore, encoder: Encoder, config: MemoryConfig, *, now: float, dry_run: bool = False
 ) -> dict[str, ConsolidationReport]:
     """One periodic pass over every real user (placeholders hold only what others said)."""
     return {
-        u.id: consolidate(store, u.id, encoder, config, now=now) for u in store.list_users(include_placeholders=False)
+        u.id: consolidate(store, u.id, encoder, config, now=now, dry_run=dry_run)
+        for u in store.list_users(include_placeholders=False)
     }
 
 
-def _merge_duplicates(store: MemoryStore, user_id: str, encoder: Encoder, config: MemoryConfig, now: float) -> int:
+def _merge_duplicates(
+    store: MemoryStore, user_id: str, encoder: Encoder, config: MemoryConfig, now: float, done: list[str]
+) -> int:
     merged = 0
     for kind in (FactKind.FACT, FactKind.PREFERENCE, FactKind.PERSONA):
         facts = store.list_facts(user_id, kinds=[kind])
@@ -85,6 +122,7 @@ def _merge_duplicates(store: MemoryStore, user_id: str, encoder: Encoder, config
                 last_used=max((f.last_used for f in group if f.last_used is not None), default=None),
             )
             texts = "; ".join(f.text for f in group[1:])
+            done.append(f"{keep.text!r} <- {texts}")
             # The survivor holds the group's evidence: its support is the sum of theirs.
             store.supersede_fact(
                 keep.id,
@@ -111,13 +149,14 @@ def _first_sentence(text: str) -> str:
     return head
 
 
-def _fold_summaries(store: MemoryStore, user_id: str, config: MemoryConfig, now: float) -> int:
+def _fold_summaries(store: MemoryStore, user_id: str, config: MemoryConfig, now: float, done: list[str]) -> int:
     summaries = store.list_facts(user_id, kinds=[FactKind.SUMMARY])
     running = [s for s in summaries if s.text.startswith(RUNNING_PREFIX)]
     dated = [s for s in summaries if not s.text.startswith(RUNNING_PREFIX)]
     old = dated[: max(0, len(dated) - config.keep_recent_summaries)]
     if not old:
         return 0
+    done.extend(s.text for s in old)
     pieces = [r.text.removeprefix(RUNNING_PREFIX) for r in running] + [_first_sentence(s.text) for s in old]
     words = " ".join(pieces).split()
     # Over budget, the oldest words go first: the running summary keeps the recent past.
@@ -142,15 +181,18 @@ def _fold_summaries(store: MemoryStore, user_id: str, config: MemoryConfig, now:
     return len(old)
 
 
-def _retain(store: MemoryStore, user_id: str, config: MemoryConfig, now: float) -> int:
+def _retain(store: MemoryStore, user_id: str, config: MemoryConfig, now: float, done: list[tuple[str, float]]) -> int:
     floor = float(config.retention_min_strength or 0.0)
-    keep_summaries = {
-        s.id for s in store.list_facts(user_id, kinds=[FactKind.SUMMARY])[-config.keep_recent_summaries :]
-    }
+    summaries = store.list_facts(user_id, kinds=[FactKind.SUMMARY])
+    dated = [s for s in summaries if not s.text.startswith(RUNNING_PREFIX)]
+    # The recent summaries and the running summary (what the older ones were folded into) stay.
+    keep_summaries = {s.id for s in dated[-config.keep_recent_summaries :]}
+    keep_summaries |= {s.id for s in summaries if s.text.startswith(RUNNING_PREFIX)}
     purged = 0
     for f in store.list_facts(user_id):
         s = strength(f, now, base_days=config.stability_days)
         if f.id not in keep_summaries and s < floor:
             store.delete_fact(f.id, cause=f"retention policy: strength {s:.3f} < {floor}")
+            done.append((f.text, s))
             purged += 1
     return purged

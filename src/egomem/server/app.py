@@ -7,7 +7,10 @@ Binds to loopback by default; put it behind a TLS proxy to expose it.
 
 from __future__ import annotations
 
+import asyncio
 import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 from fastapi import FastAPI, Request
@@ -25,6 +28,7 @@ from egomem.server.ask_api import router as ask_router
 from egomem.server.docs import mount_docs
 from egomem.server.metrics import Metrics
 from egomem.server.session import router as stream_router
+from egomem.server.sleep import TenantSleep
 from egomem.server.tenants import TenantRegistry
 
 STATIC = Path(__file__).parent / "static"
@@ -39,8 +43,18 @@ class BodyLimit(BaseHTTPMiddleware):
         return await call_next(request)
 
 
+@asynccontextmanager
+async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
+    app.state.sleep.start()  # sleep-time work per tenant, on its schedule (server/sleep.py)
+    try:
+        yield
+    finally:
+        await asyncio.to_thread(app.state.sleep.stop)
+
+
 def create_app(config: Config, registry: TenantRegistry | None = None) -> FastAPI:
     app = FastAPI(
+        lifespan=_lifespan,
         title="egomem",
         version=__version__,
         description="Lifelong memory of people, as a service.",
@@ -96,6 +110,7 @@ def create_app(config: Config, registry: TenantRegistry | None = None) -> FastAP
         return RedirectResponse("/inspector/")
 
     app.state.models = Models(config)  # loaded lazily, shared by every device session
+    app.state.sleep = TenantSleep(config, app.state.tenants, lambda: app.state.models.text)
     metrics.describe("egomem_sessions_total", "counter", "device stream sessions opened")
     app.include_router(admin_router)
     app.include_router(ask_router)

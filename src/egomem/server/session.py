@@ -109,7 +109,11 @@ async def stream(ws: WebSocket) -> None:
     outbox = Outbox(asyncio.get_running_loop())
     timeline = Timeline()
 
+    sleep = app.state.sleep.of(tenant)  # the tenant's sleep-time schedule hears of every event
+
     def deliver(ev: Event) -> None:  # to this device, and to the tenant's live inspector views
+        if sleep is not None and ev.type != "warning":
+            sleep.activity()
         event = ev.to_json()
         outbox.put(event)
         _broadcast(app, tenant, event)
@@ -135,7 +139,8 @@ async def stream(ws: WebSocket) -> None:
         reason = await _receive(ws, agent, asm, outbox)
     finally:
         tail = asm.steps(final=True)
-        await asyncio.to_thread(_finish, agent, tail)
+        with sleep.session() if sleep is not None else contextlib.nullcontext():  # no sleep while it writes
+            await asyncio.to_thread(_finish, agent, tail)
         result = agent.result(time.perf_counter() - wall0)
         outbox.put(
             {

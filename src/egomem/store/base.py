@@ -80,6 +80,10 @@ class MemoryStore:
         """Group several calls into one atomic write (nesting joins the outer one)."""
         return self.db.transaction()
 
+    def try_lock(self, name: str) -> bool:
+        """Inside a transaction: hold the lock `name` until it ends, or False when another worker holds it."""
+        return self.db.try_lock(name)
+
     def schema_version(self) -> int:
         return migrations.current_version(self.db)
 

@@ -116,6 +116,18 @@ class Database:
     def in_transaction(self) -> bool:
         return self._depth > 0
 
+    def try_lock(self, name: str) -> bool:
+        """Take a lock named `name` until the open transaction ends, unless another connection holds it
+        (False). PostgreSQL: a transaction-level advisory lock in this schema. SQLite: a write
+        transaction (BEGIN IMMEDIATE) already holds the one database lock, so this is always True."""
+        if not self.in_transaction:
+            raise StoreError("try_lock needs an open transaction")
+        if self.dialect != "postgresql":
+            return True
+        query = sa.text("SELECT pg_try_advisory_xact_lock(hashtext(current_schema() || ':' || :name)) AS ok")
+        row = self.first(query, {"name": name})
+        return bool(row and row["ok"])
+
     def _rollback(self) -> None:
         conn = self._conn
         if conn is None or conn.closed or conn.invalidated:
