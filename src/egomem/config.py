@@ -250,6 +250,16 @@ class AskConfig(_Section):
     llm: bool = True  # answer with the configured LLM (False: the best evidence itself)
 
 
+class PrivacyConfig(_Section):
+    """Consent and recall rules (egomem.privacy, docs/privacy.md)."""
+
+    # ask | notice | implicit; None: by command (`ask` for live and serve, `implicit` for the
+    # recordings a user owns: memorize, run, demo; egomem.privacy.consent.default_policy).
+    consent: Literal["ask", "notice", "implicit"] | None = None
+    # Users who may hear other people's sensitive facts through `ask` (ids).
+    admins: list[str] = Field(default_factory=list)
+
+
 def _provider_field(kind: str) -> Any:
     return Field(default_factory=lambda: providers.section(kind))
 
@@ -277,6 +287,7 @@ class Config(_Section):
     runtime: RuntimeConfig = Field(default_factory=RuntimeConfig)
     ask: AskConfig = Field(default_factory=AskConfig)
     retention: RetentionConfig = Field(default_factory=RetentionConfig)
+    privacy: PrivacyConfig = Field(default_factory=PrivacyConfig)
     # Provider sections: {provider = "name", ...that provider's own settings} (egomem.providers).
     asr: SerializeAsAny[ProviderConfig] = _provider_field("asr")
     llm: SerializeAsAny[ProviderConfig] = _provider_field("llm")

@@ -35,6 +35,16 @@ class FactKind(StrEnum):
     PERSONA = "persona"
 
 
+class Sensitivity(StrEnum):
+    """How private a fact is (egomem.privacy.sensitivity): decided at extraction, overridable."""
+
+    NONE = "none"
+    HEALTH = "health"
+    MONEY = "money"
+    RELATIONSHIP = "relationship"
+    PRIVATE = "private"  # the person asked to keep it between us
+
+
 class Op(StrEnum):
     ADD = "ADD"
     UPDATE = "UPDATE"
@@ -108,6 +118,9 @@ class Fact(Provenance):
     # Evidence weight (M3-Agent's edge weight): 1 when learnt, +1 per later episode that
     # confirms it, -1 for the one that contradicts it; the episodes are in `Evidence`.
     support: int = 1
+    # Sensitive facts stay out of Level 1/2 while someone else is present, and out of another
+    # person's `ask` (egomem.privacy.sensitivity.may_recall).
+    sensitivity: Sensitivity = Sensitivity.NONE
 
     @property
     def is_current(self) -> bool:
@@ -190,6 +203,18 @@ class MemChunk(_Model):
     tokens: int = 0
     user_id: str | None = None
     at: float = Field(default_factory=now)
+
+
+class ConsentEvent(_Model):
+    """A consent decision with its time and evidence (the words of the turn). `user_id` None: a
+    refusal or deferral by someone never enrolled (nothing that could recognise them is kept)."""
+
+    id: int | None = None
+    user_id: str | None = None
+    kind: str  # consent | refusal | deferral | withdrawal | notice
+    policy: str  # ask | notice | implicit
+    at: float = Field(default_factory=now)
+    evidence: str = ""
 
 
 class DeletionReport(_Model):

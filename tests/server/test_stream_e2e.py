@@ -28,7 +28,9 @@ APPS: list[FastAPI] = []  # the server fixture's app, for tests that look at its
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, TenantRegistry]]:
     # The network path is what is tested here, not the extractor: the rules keep it fast
     # (the demo test runs the default local language model over the same recordings).
-    cfg = load_config(data_dir=tmp_path_factory.mktemp("serve"), environ={"EGOMEM_LLM__PROVIDER": "rules"})
+    # The demo recordings are owned by the test: nobody in them is asked for consent (`serve` defaults to ask).
+    env = {"EGOMEM_LLM__PROVIDER": "rules", "EGOMEM_PRIVACY__CONSENT": "implicit"}
+    cfg = load_config(data_dir=tmp_path_factory.mktemp("serve"), environ=env)
     reg = TenantRegistry(cfg)
     _, key = reg.create("home")
     app = create_app(cfg, reg)

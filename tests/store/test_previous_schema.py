@@ -55,7 +55,7 @@ def _check_everything_is_there(store: SQLiteStore | object) -> None:
     from egomem.store.base import MemoryStore
 
     assert isinstance(store, MemoryStore)
-    assert store.schema_version() == NEWEST == 4  # 4: memory_jobs (the lead re-chains parallel migrations)
+    assert store.schema_version() == NEWEST == 5  # 5: memory_jobs (the lead re-chains parallel migrations)
     emily = store.get_user("u_emily")
     assert (emily.name, emily.placeholder, emily.last_seen) == ("Emily", False, 20.0)
     assert store.get_user("u_john").placeholder is True
@@ -75,6 +75,8 @@ def _check_everything_is_there(store: SQLiteStore | object) -> None:
         14.0,
         "I am a nurse",
     )
+    # Schema 4 (privacy): facts learnt before it were never classified; no consent events.
+    assert fact.sensitivity == "none" and store.consent_events("u_emily") == []
     [edge] = store.list_relations("u_john")
     assert (edge.subject_id, edge.relation, edge.support) == ("u_emily", "colleague", 1)
     assert [(e.episode_id, e.sign) for e in store.relation_evidence("r_1")] == [("e_1", 1)]

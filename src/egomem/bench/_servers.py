@@ -78,7 +78,8 @@ class Worker:
 
 def start_worker(data_dir: Path, env_overrides: dict[str, str], log: Path) -> Worker:
     port = free_port()
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", **env_overrides}
+    # The bench streams recordings it owns: nobody in them is asked for consent (`serve` defaults to ask).
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "EGOMEM_PRIVACY__CONSENT": "implicit", **env_overrides}
     cmd = [sys.executable, "-m", "egomem.cli.main", "--data-dir", str(data_dir), "serve", "--port", str(port)]
     with log.open("wb") as out:  # the child keeps its own descriptor
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)

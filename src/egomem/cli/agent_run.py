@@ -34,6 +34,7 @@ def run_agent(
     length: int | None = None,
     after: Callable[[], dict[str, Any]] | None = None,
     on_event: Callable[[Event], None] | None = None,
+    command: str = "run",
 ) -> dict[str, Any]:
     """Feed `steps` through a freshly built agent, print the timeline (unless quiet) and
     a summary; returns the summary (also written with the events to `json_path`). `after`
@@ -54,7 +55,7 @@ def run_agent(
     if length is not None:  # a recording: load the models first, saying so (a live source would back up meanwhile)
         say = (lambda text: click.echo(text, err=True)) if terminal else step
         models.load_all(lambda what, s: say(f"run: loaded {what} in {s:.1f} s"))
-    agent = build_agent(config, store, models, timeline)
+    agent = build_agent(config, store, models, timeline, command=command)
     if length is not None and terminal:
         with click.progressbar(steps, length=length, label="processing", file=sys.stderr) as bar:
             result = agent.run(iter(bar), lockstep=lockstep)

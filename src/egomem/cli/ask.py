@@ -46,7 +46,7 @@ def ask(c: _Ctx, question: str, user_id: str | None, as_of: str | None, as_json:
             say("loading the text encoder")
             encoder = default_encoder()
             encoder.encode([question])  # loads it now, so that round 1's time is the search's own
-            asker = Asker(store, EmbeddingCache(encoder), cfg.ask, llm, report=say)
+            asker = Asker(store, EmbeddingCache(encoder), cfg.ask, llm, report=say, admins=cfg.privacy.admins)
             result = asker.ask(question, user_id=user_id, as_of=cutoff)
     finally:
         store.close()

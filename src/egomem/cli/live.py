@@ -103,6 +103,7 @@ def live(
             quiet=quiet,
             json_path=json_path,
             on_event=None if sleep is None else lambda ev: None if ev.type == "warning" else sleep.activity(),
+            command="live",  # consent: `ask` unless [privacy] consent says otherwise
         )
     finally:
         signal.signal(signal.SIGINT, previous)

@@ -15,6 +15,7 @@ from egomem.config import Config, load_config
 from egomem.errors import EgomemError, InputError
 from egomem.providers import DEFAULTS, FALLBACKS
 from egomem.registry import ALL as ALL_REGISTRIES
+from egomem.schemas import Sensitivity
 from egomem.store import MemoryStore, open_store
 
 
@@ -137,6 +138,41 @@ def users_delete(c: Context, user_id: str, yes: bool) -> None:
         report = store.delete_user(user_id, cause="cli delete")
         parts = ", ".join(f"{v} {k}" for k, v in report.removed.items())
         click.echo(f"deleted {user_id}: {parts}")
+    finally:
+        store.close()
+
+
+@users.command("forget")
+@click.argument("user_id")
+@click.argument("topic")
+@pass_ctx
+def users_forget(c: Context, user_id: str, topic: str) -> None:
+    """Forget what a person said about TOPIC: the matching facts go, with their history."""
+    from egomem.privacy.forget import facts_about
+
+    if not topic.strip():
+        raise InputError("give the topic to forget (to forget the whole person: users delete)")
+    store = c.store()
+    try:
+        ids = facts_about(store.list_facts(user_id, include_history=True), topic)
+        if not ids:
+            store.get_user(user_id)
+        n = store.forget_facts(user_id, ids, cause="cli forget a topic")
+        click.echo(f"forgot {n} fact(s) of {user_id} about {topic!r}")
+    finally:
+        store.close()
+
+
+@users.command("sensitivity")
+@click.argument("fact_id")
+@click.argument("level", type=click.Choice([s.value for s in Sensitivity]))
+@pass_ctx
+def users_sensitivity(c: Context, fact_id: str, level: str) -> None:
+    """Override a fact's sensitivity (none, health, money, relationship, private)."""
+    store = c.store()
+    try:
+        f = store.set_fact_sensitivity(fact_id, Sensitivity(level), cause="cli sensitivity override")
+        click.echo(f"{f.id}: {f.sensitivity.value}")
     finally:
         store.close()
 

@@ -25,7 +25,7 @@ from egomem.errors import StoreError
 from egomem.memory.config import MemoryConfig
 from egomem.memory.strength import strength
 from egomem.memory.updater import Encoder
-from egomem.schemas import Fact, FactKind
+from egomem.schemas import Fact, FactKind, Sensitivity
 from egomem.store.base import MemoryStore
 
 RUNNING_PREFIX = "Earlier sessions: "
@@ -120,6 +120,8 @@ def _merge_duplicates(
                 importance=max(f.importance for f in group),
                 use_count=sum(f.use_count for f in group),
                 last_used=max((f.last_used for f in group if f.last_used is not None), default=None),
+                # The merged fact is as private as the most private of the facts it merges.
+                sensitivity=next((f.sensitivity for f in group if f.sensitivity != Sensitivity.NONE), Sensitivity.NONE),
             )
             texts = "; ".join(f.text for f in group[1:])
             done.append(f"{keep.text!r} <- {texts}")

@@ -32,6 +32,7 @@ from egomem.memory.provenance import provenance
 from egomem.memory.social import adopt_name, link_relation
 from egomem.memory.truecase import truecase
 from egomem.memory.updater import Applied, Encoder, MemoryUpdater
+from egomem.privacy.sensitivity import asks_privacy
 from egomem.schemas import Episode, Modality, Provenance
 from egomem.store.base import MemoryStore
 
@@ -232,8 +233,17 @@ class MemoryManager:
         def origin(source_text: str) -> Provenance:
             return provenance(session, ident, source_text)
 
+        # "Keep that between us" anywhere in the person's turns: the session's facts are private.
+        private = any(t.speaker == "user" and asks_privacy(t.text) for t in session.turns)
         applied = self.updater.apply(
-            user_id, extracted.items, plan, episode_id=session.episode_id, at=session.start, cause=cause, origin=origin
+            user_id,
+            extracted.items,
+            plan,
+            episode_id=session.episode_id,
+            at=session.start,
+            cause=cause,
+            origin=origin,
+            private=private,
         )
         for it in extracted.items:
             if it.kind == "relation":

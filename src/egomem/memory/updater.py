@@ -21,7 +21,8 @@ import numpy as np
 from egomem.llm.base import LLMError, LLMProvider
 from egomem.memory.config import MemoryConfig
 from egomem.memory.items import Candidate, Decision, ExtractedItem, KnownFact, UpdateInput, UpdatePlan
-from egomem.schemas import Fact, FactKind, Provenance
+from egomem.privacy.sensitivity import decide
+from egomem.schemas import Fact, FactKind, Provenance, Sensitivity
 from egomem.store.base import MemoryStore
 
 _KIND = {"fact": FactKind.FACT, "preference": FactKind.PREFERENCE, "summary": FactKind.SUMMARY}
@@ -94,9 +95,12 @@ class MemoryUpdater:
         at: float,
         cause: str,
         origin: Callable[[str], Provenance] | None = None,
+        private: bool = False,
     ) -> Applied:
         """Write the plan for `user_id` (call inside the caller's transaction); `origin` gives a new
-        fact's provenance (turns, identity decision) from its source utterance."""
+        fact's provenance (turns, identity decision) from its source utterance. Each new fact gets its
+        sensitivity here (egomem.privacy.sensitivity.decide); `private`: the person asked to keep the
+        session between us. An update keeps the sensitivity of the fact it replaces when stricter."""
         fact_items = [it for it in items if it.kind in _KIND]
         done = Applied()
         closed: set[str] = set()
@@ -115,8 +119,11 @@ class MemoryUpdater:
                 source_text=item.source_text,
                 importance=item.importance,
                 valid_from=at,
+                sensitivity=decide(text, item.source_text, private_session=private),
                 **(origin(item.source_text).model_dump() if origin else {}),
             )
+            if d.op == "UPDATE" and d.target and new.sensitivity == Sensitivity.NONE:
+                new = new.model_copy(update={"sensitivity": self.store.get_fact(d.target).sensitivity})
             if d.op == "ADD":
                 self.store.add_fact(new, cause=why)
                 done.ops.append(("ADD", new.id, text))

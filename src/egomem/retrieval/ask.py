@@ -23,13 +23,14 @@ empty result: `AskResult(empty=True, answer="I have nothing about ...")`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from egomem.config import AskConfig, Config
 from egomem.errors import ConfigError, EgomemError, InputError, NotFoundError
 from egomem.llm import create_provider
 from egomem.llm.base import LLMError, LLMProvider
+from egomem.privacy.sensitivity import decide, may_recall
 from egomem.providers import BuildContext
 from egomem.retrieval.ask_grounding import best_evidence, grounded, names_assistant
 from egomem.retrieval.ask_people import People, resolve_people, search_text
@@ -47,7 +48,7 @@ from egomem.retrieval.lexical import analyze
 from egomem.retrieval.search import TurnCorpus, search_facts, speaker_user
 from egomem.retrieval.search_config import RECIPES, SearchConfig, SearchFilters, TurnSearch
 from egomem.retrieval.timex import asks_time, find_time, iso, mentions_time
-from egomem.schemas import Episode, Fact
+from egomem.schemas import Episode, Fact, Sensitivity
 from egomem.store.base import MemoryStore
 
 MAX_QUESTION_CHARS = 1000
@@ -122,8 +123,13 @@ class Asker:
         *,
         corpus: TurnCorpus | None = None,
         report: Callable[[str], None] | None = None,
+        admins: Sequence[str] = (),
     ) -> None:
         self.store = store
+        # People who may hear others' sensitive facts ([privacy] admins); a question with no asking
+        # person (the operator's CLI or API key) is an admin's. Set per question in `ask`.
+        self.admins = frozenset(admins)
+        self._listener: tuple[str | None, bool] = (None, True)
         # Told each long step as it begins (`egomem ask` shows them: the LLM can take minutes).
         self.report: Callable[[str], None] = report or (lambda _text: None)
         self.cache = cache
@@ -143,6 +149,7 @@ class Asker:
             raise InputError(f"the question is over {MAX_QUESTION_CHARS} characters")
         if user_id is not None:
             self.store.get_user(user_id)  # NotFoundError: a clear "no user" for an unknown id
+        self._listener = (user_id, user_id is None or user_id in self.admins)
         result = AskResult(question=q, answer="", answered_by="none", as_of=as_of)
         if not self.store.list_users() and not self.store.list_episodes():
             return self._empty(result, "anything: memory is empty")
@@ -320,6 +327,8 @@ class Asker:
             if window is not None and not _overlaps(ep.start, ep.end, window):
                 continue
             person_id, person = _who_said(self.store, ep, u.speaker, names)
+            if not self._may_quote(u.text, person_id, ep.participants):
+                continue
             out.append(
                 EvidenceItem(
                     kind="turn" if u.turn_index is not None else "summary",
@@ -375,13 +384,24 @@ class Asker:
             )
         return out
 
+    def _may_quote(self, text: str, person_id: str | None, participants: list[str]) -> bool:
+        """A turn's words are another person's sensitive words when they would be a sensitive fact: only
+        the person who said them (or whose episode it is, when the speaker is unknown) or an admin hears them."""
+        listener, admin = self._listener
+        if admin or decide(text, text) == Sensitivity.NONE:
+            return True
+        owner = person_id or (participants[0] if len(participants) == 1 else None)
+        return owner is not None and owner == listener
+
     def _facts_of(self, user_id: str, as_of: float | None) -> list[Fact]:
-        if as_of is None:
-            return self.store.list_facts(user_id)
+        """The facts the asker may hear: another person's sensitive facts only for an admin."""
+        listener, admin = self._listener
+        facts = self.store.list_facts(user_id, include_history=as_of is not None)
         return [
             f
-            for f in self.store.list_facts(user_id, include_history=True)
-            if f.valid_from <= as_of and (f.valid_to is None or f.valid_to > as_of)
+            for f in facts
+            if (as_of is None or (f.valid_from <= as_of and (f.valid_to is None or f.valid_to > as_of)))
+            and may_recall(f.sensitivity, f.user_id, listener, admin=admin)
         ]
 
     def _relation_items(self, ref: PersonRef, user_id: str | None, as_of: float | None) -> list[EvidenceItem]:

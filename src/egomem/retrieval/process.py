@@ -17,7 +17,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 
 from egomem.config import RetrievalConfig
-from egomem.errors import EgomemError, InputError
+from egomem.errors import EgomemError, InputError, NotFoundError
 from egomem.identity.types import Identification, Identifier, IdentityStatus
 from egomem.retrieval.dense import EmbeddingCache
 from egomem.retrieval.encoder import TextEncoder, default_encoder
@@ -137,10 +137,14 @@ class RetrievalProcess:
             raise InputError(f"k must be >= 0, got {k}")
         with self._lock:
             user = self._addressee or self.tracker.current
+            current = self.tracker.current
         at = self.clock()
         if user is None or not (rel or kws):
             return MemChunk(level=2, user_id=user, at=at)
-        hits = rank_candidates(candidates_for(self.store, user), rel, kws, self.index, k)
+        # Who else can hear the answer: sensitive facts stay out while anyone does.
+        present = [p for p in (*self.others_present(at), current) if p is not None and p != user]
+        cands = candidates_for(self.store, user, others_present=present)
+        hits = rank_candidates(cands, rel, kws, self.index, k)
         chunk = render_level2(hits, self.tokens, self.config.level2_budget_tokens, user)
         chunk = chunk.model_copy(update={"at": at})
         with self._lock:
@@ -199,6 +203,8 @@ class RetrievalProcess:
         if changed is not None:
             try:
                 self.store.touch_user(changed, at)
+            except NotFoundError:
+                pass  # a visitor held in memory only (identity.consent_gate): nothing of them is stored
             except EgomemError:
                 log.warning("could not record last_seen", exc_info=True)
         self.events.emit(MemChunkUpdated.of(level1))

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from egomem.errors import NotFoundError
+from egomem.privacy.sensitivity import is_sensitive
 from egomem.retrieval.tokens import TokenCounter
 from egomem.schemas import Fact, FactKind, MemChunk, Relation, now
 from egomem.store.base import MemoryStore
@@ -105,7 +106,8 @@ class ProfileRenderer:
         header = f"Current user: {user.name or 'name not known yet'}"
         if others:
             header += "\n" + self._also_here(user_id, others)
-        items = self._items(user_id, at)
+        # Someone else can hear: the user's sensitive facts stay out (egomem.privacy.sensitivity).
+        items = self._items(user_id, at, private=not others)
         text = self._fill(header, items)
         return MemChunk(level=1, text=text, tokens=self.tokens.count_tokens(text), user_id=user_id, at=at)
 
@@ -124,10 +126,12 @@ class ProfileRenderer:
             names.append(f"{name} ({words[other]})" if other in words else name)
         return "Also here: " + ", ".join(names)
 
-    def _items(self, user_id: str, at: float) -> list[_Item]:
+    def _items(self, user_id: str, at: float, *, private: bool = True) -> list[_Item]:
         items: list[_Item] = []
         summaries: list[Fact] = []
         for f in self.store.list_facts(user_id):
+            if not private and is_sensitive(f.sensitivity):
+                continue
             if f.kind == FactKind.SUMMARY:
                 summaries.append(f)
                 continue

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from egomem.errors import NotFoundError
+from egomem.privacy.sensitivity import is_sensitive
 from egomem.relations import GENDER_OF_WORD, inverse_relation, relation_terms
 from egomem.retrieval.dense import EmbeddingCache
 from egomem.retrieval.lexical import BM25Index
@@ -46,8 +47,9 @@ class Candidate:
         return f"{self.head}: {self.text}" if self.text else self.head
 
 
-def candidates_for(store: MemoryStore, user_id: str) -> list[Candidate]:
-    """Every (person, relation, item) document around `user_id` (empty if none or unknown)."""
+def candidates_for(store: MemoryStore, user_id: str, *, others_present: Sequence[str] = ()) -> list[Candidate]:
+    """Every (person, relation, item) document around `user_id` (empty if none or unknown). Sensitive
+    facts are left out while anyone but the user is present (`others_present`): the robot speaks aloud."""
     try:
         store.get_user(user_id)
     except NotFoundError:
@@ -75,7 +77,11 @@ def candidates_for(store: MemoryStore, user_id: str) -> list[Candidate]:
             else:
                 # What a person is like, not what was said when: a session summary would
                 # out-score the one fact a question is about (it repeats every keyword).
-                facts = [f for f in store.list_facts(other_id) if f.kind != FactKind.SUMMARY]
+                facts = [
+                    f
+                    for f in store.list_facts(other_id)
+                    if f.kind != FactKind.SUMMARY and not (is_sensitive(f.sensitivity) and others_present)
+                ]
         if not facts:
             out.append(Candidate(name, relation, "", other_id, terms=terms))
         out.extend(Candidate(name, relation, " ".join(f.text.split()), other_id, f.id, terms) for f in facts)

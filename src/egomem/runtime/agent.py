@@ -53,6 +53,7 @@ from egomem.perception.vad import SileroVAD
 from egomem.retrieval.events import MemChunkUpdated
 from egomem.retrieval.process import RetrievalProcess
 from egomem.retrieval.query_parser import split_monologue
+from egomem.runtime.privacy_turns import UNKNOWN, PrivacyTurns
 from egomem.runtime.timeline import Timeline
 from egomem.schemas import MemChunk, new_id
 from egomem.store.base import MemoryStore
@@ -98,6 +99,9 @@ class Components:
     # Speakers of the voices of one split turn, told apart by the splitter (identity.attribution's
     # attribute_voices): at most one of them is the current user. None: each piece on its own.
     attribute_voices: Callable[[list[np.ndarray], str | None], list[TurnSpeaker]] | None = None
+    # privacy hook: consent question, "forget me", who stays out of memory (runtime/privacy_turns.py).
+    # None: no consent policy in force (as `implicit` without the forget-me turns).
+    privacy: PrivacyTurns | None = None
 
 
 class BufferWindow:
@@ -384,8 +388,25 @@ class EgoMem:
                 self.parts.retrieval.answering(None)
                 self._learn_name(text, start, end)
             speaker = current if by_voice in (None, UNKNOWN_VOICE) else by_voice
+            if self._privacy_turn(text, current, by_voice, end):  # privacy hook: handled, not the model's
+                self.times.dialog += time.perf_counter() - t0
+                return
             self._speak(self.parts.model.on_user_turn(UserTurn(text, start, end, speaker)), end)
         self.times.dialog += time.perf_counter() - t0
+
+    def _privacy_turn(self, text: str, current: str | None, by_voice: str | None, t: float) -> bool:
+        """privacy hook: a consent answer, withdrawal or "forget me" is answered by PrivacyTurns."""
+        if self.parts.privacy is None:
+            return False
+        voice = UNKNOWN if by_voice == UNKNOWN_VOICE else by_voice
+        handled = self.parts.privacy.on_turn(text, current, voice)
+        if handled is None:
+            return False
+        self.timeline.add(t, "privacy", user=current, text=handled.what)
+        self.assistant_said(handled.say, t)
+        if handled.what.startswith(("forget", "withdrawal", "consent:")):
+            self.parts.retrieval.refresh_level1()
+        return True
 
     def _speaker_by_voice(self, audio: np.ndarray, current: str | None, t: float) -> str | None:
         """Another enrolled person than the current user when the turn's own voice says so,
@@ -445,6 +466,11 @@ class EgoMem:
         self.parts.model.on_memchunk(chunk)
         if ev.level == 1:
             self.timeline.add(self.buffer.now_s, "user", user=ev.user_id, how="face/voice")
+            # privacy hook (a pending person's chunk carries no user id: they are not in the store)
+            first = self.parts.privacy.on_person(self.parts.retrieval.current_user()) if self.parts.privacy else None
+            if first is not None:
+                self.assistant_said(first, self.buffer.now_s)
+                return
             self._speak(self.parts.model.proactive(self.buffer.now_s), self.buffer.now_s)
 
     # -- retrieval process ------------------------------------------------------------------
@@ -467,6 +493,8 @@ class EgoMem:
             t0 = time.perf_counter()
             try:
                 ident = self.parts.retrieval.poll_once()
+                if self.parts.privacy is not None:  # privacy hook: who face and voice say it is
+                    self.parts.privacy.observed(ident)
                 current = self.parts.retrieval.current_user()
                 with self._log_lock:
                     self._presence.append((t, current))
@@ -648,6 +676,8 @@ class EgoMem:
             heard = [(s, e, x, who) for s, e, x, who in self._heard if s < end and e > start]
             said = [(t, x) for t, x in self._said if start <= t <= end + 1.0]
         user = self._presence_user(start, end)
+        if self.parts.privacy is not None:  # privacy hook: a pending id that agreed is now a user
+            user = self.parts.privacy.gate.resolve(user)
         self._sessions.append((start, end, user))
         by_person: dict[str | None, list[tuple[float, float, str]]] = {}
         for s, e, x, who in heard:
@@ -661,6 +691,9 @@ class EgoMem:
             end, "session", start=start, end=end, user=user, **({"speakers": speakers} if len(by_person) > 1 else {})
         )
         for person, own in by_person.items() or [(user, [])]:
+            if self.parts.privacy is not None and self.parts.privacy.keeps_out(person):  # privacy hook
+                self.timeline.add(end, "memory", op="SKIPPED", user=None, text="no consent: kept out of memory")
+                continue
             self._process_session(start, end, person, own, said)
 
     def _process_session(

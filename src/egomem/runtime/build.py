@@ -18,7 +18,6 @@ import numpy as np
 from egomem.config import Config
 from egomem.dialog.base import DuplexModel
 from egomem.dialog.speech import Synthesizer
-from egomem.identity.types import Identification
 from egomem.llm.base import LLMProvider
 from egomem.memory.manager import MemoryManager
 from egomem.memory.rules_provider import RulesProvider
@@ -26,10 +25,12 @@ from egomem.memory.trigger.metrics import sessions
 from egomem.memory.updater import Encoder
 from egomem.perception.asr import Transcriber
 from egomem.perception.vad import SileroVAD
+from egomem.privacy.consent import resolve_policy
 from egomem.providers import BuildContext, create
 from egomem.retrieval.encoder import TextEncoder, default_encoder
 from egomem.retrieval.process import RetrievalProcess
 from egomem.runtime.agent import Components, EgoMem, Trigger
+from egomem.runtime.privacy_turns import PrivacyTurns
 from egomem.runtime.timeline import Timeline
 from egomem.store.base import MemoryStore
 
@@ -110,18 +111,6 @@ class Models:
         return self
 
 
-class _Enroller:
-    """A person seen/heard steadily but matched by nobody becomes a provisional user with
-    the keys of that observation (the memory process names them later)."""
-
-    def __init__(self, identifier: Any) -> None:
-        self.identifier = identifier
-
-    def enroll_new(self, identification: Identification) -> str:
-        uid: str = self.identifier.enroll(None, identification.face, identification.voice, condition="first meeting")
-        return uid
-
-
 def build_dialog(config: Config) -> DuplexModel:
     model: DuplexModel = create("dialog", config.dialog, BuildContext(config.data_dir))
     return model
@@ -143,16 +132,19 @@ def build_agent(
     timeline: Timeline | None = None,
     *,
     model: DuplexModel | None = None,
+    command: str = "run",
 ) -> EgoMem:
+    """`command` picks the consent policy when `[privacy] consent` is unset (egomem.privacy.consent)."""
     from egomem.identity.attribution import TurnAttributor
+    from egomem.identity.consent_gate import ConsentGate
     from egomem.identity.identifier import PersonIdentifier
 
     identifier = PersonIdentifier(
         store, config, face_encoder=models.face, voice_encoder=models.voice, cohort=models.voice_cohort
     )
-    retrieval = RetrievalProcess(
-        store, identifier, enroller=_Enroller(identifier), config=config.retrieval, encoder=models.text
-    )
+    # privacy hook: new people are enrolled through the consent gate (at once unless the policy is `ask`).
+    gate = ConsentGate(identifier, resolve_policy(config.privacy.consent, command))
+    retrieval = RetrievalProcess(store, identifier, enroller=gate, config=config.retrieval, encoder=models.text)
     # Whisper spells the names memory already holds as remembered (measured: 24 of 36
     # synthetic clips with unusual names right instead of 4, LibriSpeech WER unchanged).
     set_hotwords = getattr(models.transcriber, "set_hotwords", None)
@@ -175,6 +167,7 @@ def build_agent(
         attribute=None if attributor is None else attributor.attribute,
         attribute_voices=None if attributor is None else attributor.attribute_voices,
         split_turn=turn_splitter(config, models),
+        privacy=PrivacyTurns(store, gate, identifier, clock=lambda: retrieval.clock()),  # privacy hook
     )
     return EgoMem(config, parts, timeline)
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from egomem.config import Config
 from egomem.errors import EgomemError
+from egomem.privacy.consent import resolve_policy
 from egomem.runtime.build import Models, build_agent
 from egomem.runtime.timeline import Event, Timeline, format_event
 from egomem.store.base import MemoryStore
@@ -79,6 +80,15 @@ def run_demo(config: Config, echo: Callable[[str], None], *, assets: Path = ASSE
     name_of = name_resolver(store)
     events: list[dict[str, Any]] = []
     echo(f"egomem demo — memory store: {demo_dir / 'memory.db'} (fresh)")
+    policy = resolve_policy(config.privacy.consent, "demo")
+    echo(
+        f"consent policy: {policy.value}"
+        + (
+            " (a recording you own: people are remembered without being asked; docs/privacy.md)"
+            if policy == "implicit"
+            else ""
+        )
+    )
     try:
         for day in DAYS:
             rec = read_recording(assets / f"{day}.mp4", fps=config.runtime.video_fps)
@@ -91,7 +101,7 @@ def run_demo(config: Config, echo: Callable[[str], None], *, assets: Path = ASSE
                     echo(format_event(ev, name_of))
 
             timeline.subscribe(show)
-            agent = build_agent(config, store, models, timeline)
+            agent = build_agent(config, store, models, timeline, command="demo")
             agent.record()
             result = agent.run(replay(rec), lockstep=True)
             wav = agent.write_recording(demo_dir / f"{day}-conversation.wav")

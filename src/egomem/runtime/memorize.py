@@ -147,7 +147,7 @@ class Memorizer:
     def _clip(self, p: Path, prog: Progress, index: int, start: float, end: float, stereo: bool) -> ClipDone:
         t0, c0 = time.perf_counter(), time.process_time()
         rec = read_clip(p, start, end, fps=self.config.runtime.video_fps, stereo_duplex=stereo)
-        agent = build_agent(self.config, self.store, self.models, Timeline())
+        agent = build_agent(self.config, self.store, self.models, Timeline(), command="memorize")
         agent.wall_origin = prog.origin + start  # the clip's sessions are dated in the recording's time
         result = agent.run(replay(rec), lockstep=True)
         return ClipDone(

@@ -8,10 +8,11 @@ from fastapi import APIRouter, Depends, Query, Request
 from pydantic import BaseModel, Field
 
 from egomem.errors import InputError
+from egomem.privacy.forget import facts_about
 from egomem.retrieval.dense import EmbeddingCache
 from egomem.retrieval.encoder import default_encoder
 from egomem.retrieval.hybrid import search_episodes, search_user_memories
-from egomem.schemas import DeletionReport, Episode, Fact, FactKind, Relation, Repair, User
+from egomem.schemas import ConsentEvent, DeletionReport, Episode, Fact, FactKind, Relation, Repair, Sensitivity, User
 from egomem.server.deps import TenantContext, tenant_context
 
 router = APIRouter(prefix="/api/v1", tags=["memory"])
@@ -49,6 +50,22 @@ class NewRelation(BaseModel):
     relation: str = Field(min_length=1, max_length=100)
     object_id: str | None = None
     object_name: str | None = Field(default=None, max_length=200)
+
+
+class Forget(BaseModel):
+    topic: str = Field(
+        min_length=1, max_length=200, description="forget the person's facts about this, with their history"
+    )
+
+
+class Forgotten(BaseModel):
+    user_id: str
+    topic: str
+    facts: int
+
+
+class SensitivityBody(BaseModel):
+    sensitivity: Sensitivity
 
 
 class UserSummary(BaseModel):
@@ -118,6 +135,27 @@ def undo_repair(repair_id: int, ctx: Ctx) -> Repair:
 @router.delete("/users/{user_id}", response_model=DeletionReport)
 def delete_user(user_id: str, ctx: Ctx) -> DeletionReport:
     return ctx.store.delete_user(user_id, cause="api delete")
+
+
+@router.post("/users/{user_id}/forget", response_model=Forgotten)
+def forget_topic(user_id: str, body: Forget, ctx: Ctx) -> Forgotten:
+    """ "Forget what I said about X": the person's facts about the topic go, with their history."""
+    ids = facts_about(ctx.store.list_facts(user_id, include_history=True), body.topic)
+    if not ids:
+        ctx.store.get_user(user_id)  # an unknown person is a 404, not "nothing about that"
+    n = ctx.store.forget_facts(user_id, ids, cause="api forget a topic")
+    return Forgotten(user_id=user_id, topic=body.topic, facts=n)
+
+
+@router.get("/users/{user_id}/consent", response_model=list[ConsentEvent])
+def consent_events(user_id: str, ctx: Ctx) -> list[ConsentEvent]:
+    ctx.store.get_user(user_id)
+    return ctx.store.consent_events(user_id)
+
+
+@router.put("/facts/{fact_id}/sensitivity", response_model=Fact)
+def set_sensitivity(fact_id: str, body: SensitivityBody, ctx: Ctx) -> Fact:
+    return ctx.store.set_fact_sensitivity(fact_id, body.sensitivity, cause="api sensitivity override")
 
 
 @router.get("/users/{user_id}/export")

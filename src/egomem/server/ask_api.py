@@ -35,7 +35,7 @@ def answer_question(config: Config, ctx: TenantContext, body: AskRequest, llm: L
     """One question over a tenant's store; the REST route and the MCP tool both call this."""
     cache: EmbeddingCache = ctx.cache(lambda: EmbeddingCache(default_encoder()))
     cutoff = parse_as_of(body.as_of) if body.as_of else None
-    asker = Asker(ctx.store, cache, config.ask, llm if body.llm else None)
+    asker = Asker(ctx.store, cache, config.ask, llm if body.llm else None, admins=config.privacy.admins)
     return asker.ask(body.question, user_id=body.user_id, as_of=cutoff)
 
 

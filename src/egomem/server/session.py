@@ -14,6 +14,7 @@ import contextlib
 import io
 import json
 import time
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -122,7 +123,12 @@ async def stream(ws: WebSocket) -> None:
     remote = ws.query_params.get("dialog", "server") == "client"
     try:
         agent = await asyncio.to_thread(
-            build_agent, config, store, models, timeline, model=RemoteModel() if remote else None
+            partial(build_agent, command="serve"),  # consent: `ask` unless [privacy] consent says otherwise
+            config,
+            store,
+            models,
+            timeline,
+            model=RemoteModel() if remote else None,
         )
     except EgomemError as exc:
         await ws.send_json({"type": "error", "message": str(exc)})

@@ -26,6 +26,7 @@ import sqlalchemy as sa
 
 from egomem.errors import StoreError
 from egomem.schemas import (
+    ConsentEvent,
     DeletionReport,
     Episode,
     Evidence,
@@ -36,6 +37,7 @@ from egomem.schemas import (
     Modality,
     Relation,
     Repair,
+    Sensitivity,
     User,
 )
 from egomem.store import migrations
@@ -52,6 +54,7 @@ from egomem.store.ops import (
     RepairOps,
     UserOps,
 )
+from egomem.store.ops.consent import ConsentOps
 from egomem.store.schema import metadata
 from egomem.store.vectors import KeyMatch, nearest_keys
 
@@ -70,6 +73,7 @@ class MemoryStore:
         self.relations = RelationOps(db, self.log, self.users, self.evidence)
         self.episodes = EpisodeOps(db, self.log, self.users)
         self.repairs = RepairOps(db, self.log, self.users)
+        self.consent = ConsentOps(db, self.users)
         self.jobs = JobOps(db)  # the memory-writing queue (memory/jobs.py)
 
     # -- lifecycle -------------------------------------------------------------
@@ -267,6 +271,18 @@ class MemoryStore:
             source_text=source_text,
         )
 
+    def set_fact_sensitivity(self, fact_id: str, sensitivity: Sensitivity, *, cause: str = "") -> Fact:
+        return self.facts.set_sensitivity(fact_id, sensitivity, cause=cause)
+
+    def forget_facts(self, user_id: str, fact_ids: Sequence[str], *, cause: str = "") -> int:
+        return self.facts.forget(user_id, fact_ids, cause=cause)
+
+    def record_consent(self, event: ConsentEvent) -> ConsentEvent:
+        return self.consent.record(event)
+
+    def consent_events(self, user_id: str | None) -> list[ConsentEvent]:
+        return self.consent.of_user(user_id)
+
     def mark_facts_used(self, fact_ids: Sequence[str], at: float) -> None:
         self.facts.mark_used(fact_ids, at)
 
@@ -340,4 +356,5 @@ class MemoryStore:
             "evidence": [e.model_dump() for e in evidence],
             "episodes": [e.model_dump() for e in self.list_episodes(user_id)],
             "history": [h.model_dump() for h in self.history(user_id)],
+            "consent": [e.model_dump() for e in self.consent_events(user_id)],
         }

@@ -105,6 +105,8 @@ facts = sa.Table(
     sa.Column("source_turns", sa.Text),  # JSON [[start, end], ...] of the user turns, stream seconds
     sa.Column("identity_status", sa.Text),  # the identity decision that put it on this person
     sa.Column("identity_llr", REAL),  # that decision's fused calibrated LLR
+    # schema 4: privacy (store/migrations/v0004_privacy.py)
+    sa.Column("sensitivity", sa.Text, nullable=False, server_default="none"),
     sa.CheckConstraint("kind IN ('fact', 'preference', 'summary', 'persona')"),
     sa.Index("facts_user", "user_id", "valid_to"),
 )
@@ -150,6 +152,22 @@ evidence = sa.Table(
     sa.Index("evidence_episode", "episode_id"),
 )
 
+# Schema 4 (privacy): consent decisions with their time and the words that gave them. user_id is
+# NULL for a refusal by someone never enrolled (nothing that could recognise them is kept); a
+# person's rows go with them when they are purged.
+consent_events = sa.Table(
+    "consent_events",
+    metadata,
+    sa.Column("id", ROW_ID, sa.Identity(), primary_key=True),
+    sa.Column("user_id", sa.Text, sa.ForeignKey("users.id", ondelete="CASCADE")),
+    sa.Column("kind", sa.Text, nullable=False),
+    sa.Column("policy", sa.Text, nullable=False),
+    sa.Column("at", REAL, nullable=False),
+    sa.Column("evidence", sa.Text, nullable=False, server_default=""),
+    sa.CheckConstraint("kind IN ('consent', 'refusal', 'deferral', 'withdrawal', 'notice')"),
+    sa.Index("consent_events_user", "user_id"),
+)
+
 # Append-only log of every memory operation. user_id / other_user_id name the people whose
 # data a row holds, so that deleting a person purges their rows.
 history = sa.Table(
@@ -189,7 +207,7 @@ repairs = sa.Table(
     sa.Index("repairs_other_user", "other_user_id"),
 )
 
-# Schema 4: the durable memory-writing queue. A finished session (its turns and identity evidence, as
+# Schema 5: the durable memory-writing queue. A finished session (its turns and identity evidence, as
 # JSON) is committed here before extraction, under an idempotent key (device + session); a worker claims
 # it, and the memory it writes and the job's `done` commit in one transaction (memory/jobs.py).
 memory_jobs = sa.Table(

@@ -58,13 +58,13 @@ async function show(id) {
   $("#detail").innerHTML = `
     <h2>Person</h2>
     <p><b id="person-name">${esc(user.name || "unnamed")}</b> <span class="meta">first met ${when(user.created_at)}, last seen ${when(user.last_seen)}</span>
-      <button id="rename">Rename</button> <button id="export">Export</button> <button class="danger" id="forget">Forget this person</button></p>
+      <button id="rename">Rename</button> <button id="export">Export</button> <button id="forget-topic">Forget a topic</button> <button class="danger" id="forget">Forget this person</button></p>
     <p class="repair">${others.length ? `<select id="merge-other" aria-label="person to merge in">${others.map(([uid, n]) => `<option value="${esc(uid)}">${esc(n)} (${esc(uid)})</option>`).join("")}</select>
       <button id="merge">Merge into this person</button>` : ""}</p>
     <h2>Facts, preferences and summaries</h2>
     <table id="facts"><tr><th>kind</th><th>memory</th><th>said as</th><th>valid</th><th></th></tr>
       ${facts.map((f) => `<tr class="${f.valid_to ? "old" : ""}" data-id="${esc(f.id)}">
-        <td>${esc(f.kind)}</td><td>${esc(f.text)}</td><td class="meta">${esc(f.source_text || "")}${f.source_episode ? "<br>episode " + esc(f.source_episode) : ""}${f.identity_llr != null ? `<br>identity ${esc(f.identity_status)}, LLR ${Number(f.identity_llr).toFixed(2)}` : ""}</td>
+        <td>${esc(f.kind)}${f.sensitivity && f.sensitivity !== "none" ? ' <span class="meta">(' + esc(f.sensitivity) + ")</span>" : ""}</td><td>${esc(f.text)}</td><td class="meta">${esc(f.source_text || "")}${f.source_episode ? "<br>episode " + esc(f.source_episode) : ""}${f.identity_llr != null ? `<br>identity ${esc(f.identity_status)}, LLR ${Number(f.identity_llr).toFixed(2)}` : ""}</td>
         <td class="meta">${when(f.valid_from)}${f.valid_to ? " → " + when(f.valid_to) : ""}</td>
         <td>${f.valid_to ? "" : '<button class="fix">Correct</button> <button class="danger del">Delete</button>'}</td></tr>`).join("")}
     </table>
@@ -77,6 +77,8 @@ async function show(id) {
   $("#rename").onclick = async () => { const n = prompt("New name", user.name || ""); if (n) { await api(`/users/${id}`, { method: "PATCH", body: JSON.stringify({ name: n }) }); await refresh(); } };
   $("#export").onclick = async () => { const data = await api(`/users/${id}/export`); const a = document.createElement("a"); a.href = URL.createObjectURL(new Blob([JSON.stringify(data, null, 2)], { type: "application/json" })); a.download = `egomem-${id}.json`; a.click(); };
   $("#forget").onclick = async () => { if (confirm(`Forget ${user.name || "this person"} completely?`)) { await api(`/users/${id}`, { method: "DELETE" }); current = null; $("#detail").innerHTML = '<p class="hint">deleted</p>'; await loadUsers(); } };
+  // "Forget what I said about X": the person's facts about the topic go, with their history (docs/privacy.md).
+  $("#forget-topic").onclick = async () => { const t = prompt("Forget what they said about"); if (t && t.trim()) { const r = await api(`/users/${id}/forget`, { method: "POST", body: JSON.stringify({ topic: t.trim() }) }); alert(`Forgot ${r.facts} fact(s) about ${t.trim()}`); await refresh(); } };
   const merge = $("#merge");
   if (merge) merge.onclick = async () => {
     const other = $("#merge-other").value;

@@ -33,7 +33,13 @@ from sqlalchemy.schema import CreateTable
 
 from egomem.errors import StoreError
 from egomem.store.db import Database, first_line
-from egomem.store.migrations import v0001_initial, v0002_evidence, v0003_provenance, v0004_memory_jobs
+from egomem.store.migrations import (
+    v0001_initial,
+    v0002_evidence,
+    v0003_provenance,
+    v0004_privacy,
+    v0005_memory_jobs,
+)
 from egomem.store.schema import egomem_schema
 
 
@@ -47,7 +53,8 @@ MIGRATIONS = (
     Migration(v0001_initial.VERSION, v0001_initial.upgrade),
     Migration(v0002_evidence.VERSION, v0002_evidence.upgrade),
     Migration(v0003_provenance.VERSION, v0003_provenance.upgrade),
-    Migration(v0004_memory_jobs.VERSION, v0004_memory_jobs.upgrade),
+    Migration(v0004_privacy.VERSION, v0004_privacy.upgrade),
+    Migration(v0005_memory_jobs.VERSION, v0005_memory_jobs.upgrade),
 )
 NEWEST = MIGRATIONS[-1].version
 

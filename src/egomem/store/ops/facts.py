@@ -17,12 +17,12 @@ from typing import Any
 import sqlalchemy as sa
 
 from egomem.errors import NotFoundError, StoreError
-from egomem.schemas import Fact, FactKind, Op, now, turns_to_db
+from egomem.schemas import Fact, FactKind, Op, Sensitivity, now, turns_to_db
 from egomem.store.db import Database
 from egomem.store.ops.evidence import EvidenceOps
 from egomem.store.ops.history import HistoryOps
 from egomem.store.ops.users import UserOps
-from egomem.store.schema import facts
+from egomem.store.schema import facts, history
 
 # Built once: the hot read paths skip statement construction and SQLAlchemy's cache-key work.
 _BY_ID = sa.select(facts).where(facts.c.id == sa.bindparam("id"))
@@ -49,6 +49,7 @@ class FactOps:
             raise StoreError("a fact needs non-empty text")
         values = fact.model_dump()
         values["kind"] = FactKind(fact.kind).value
+        values["sensitivity"] = Sensitivity(fact.sensitivity).value
         values["support"] = 0  # the evidence rows below set it
         values["source_turns"] = turns_to_db(fact.source_turns)
         self.db.execute(_INSERT, {c.name: values[c.name] for c in facts.c})
@@ -159,6 +160,33 @@ class FactOps:
             new = self.get(fact_id)
             self.log.write(Op.DELETE, "fact", fact_id, old.user_id, old.model_dump(), new.model_dump(), cause)
         return new
+
+    def set_sensitivity(self, fact_id: str, sensitivity: Sensitivity, *, cause: str = "") -> Fact:
+        """Override a fact's sensitivity (the person said "keep that between us", or "you can tell them")."""
+        value = Sensitivity(sensitivity)
+        with self.db.transaction():
+            old = self.get(fact_id)
+            self.db.execute(sa.update(facts).where(facts.c.id == fact_id).values(sensitivity=value.value))
+            new = old.model_copy(update={"sensitivity": value})
+            before, after = {"sensitivity": old.sensitivity.value}, {"sensitivity": value.value}
+            self.log.write(Op.UPDATE, "fact", fact_id, old.user_id, before, after, cause)
+        return new
+
+    def forget(self, user_id: str, fact_ids: Sequence[str], *, cause: str = "") -> int:
+        """Erase facts of one person with their history ("forget what I said about X"): the rows, their
+        evidence (cascade) and every history row that holds their text go; one audit row says how many
+        went, without their text. Returns the number of facts erased."""
+        ids = list(dict.fromkeys(fact_ids))
+        if not ids:
+            return 0
+        with self.db.transaction():
+            owned = self.db.fetch(sa.select(facts.c.id).where(facts.c.id.in_(ids), facts.c.user_id == user_id))
+            if len(owned) != len(ids):
+                raise StoreError("forget: every fact must belong to the person asking")
+            self.db.execute(sa.delete(history).where(history.c.entity == "fact", history.c.entity_id.in_(ids)))
+            self.db.execute(sa.delete(facts).where(facts.c.id.in_(ids)))
+            self.log.write(Op.DELETE, "fact", f"forgot:{len(ids)}", user_id, None, {"forgotten": len(ids)}, cause)
+        return len(ids)
 
     def mark_used(self, fact_ids: Sequence[str], at: float) -> None:
         """Reinforce retrieved facts (use count, last use) for memory strength."""

@@ -15,6 +15,7 @@ from egomem.schemas import DeletionReport, Op
 from egomem.store.ops.history import concerns
 from egomem.store.ops.relations import edges_of
 from egomem.store.schema import (
+    consent_events,
     episode_participants,
     episodes,
     evidence,
@@ -57,6 +58,7 @@ def delete_user(ops: UserOps, user_id: str, *, cause: str = "") -> DeletionRepor
         own_edges = sa.select(relations.c.id).where(edges_of(user_id))
         removed["evidence"] = count(evidence, evidence.c.fact_id.in_(own_facts) | evidence.c.relation_id.in_(own_edges))
         removed["history"] = count(history, concerns(user_id))
+        removed["consent_events"] = count(consent_events, consent_events.c.user_id == user_id)
         removed["episodes"] = len(solo)
         # Sessions of theirs still waiting for extraction: gone too, or the queue would write them back.
         removed["memory_jobs"] = count(memory_jobs, memory_jobs.c.user_id == user_id)

@@ -1,4 +1,4 @@
-"""Schema version 4: the durable memory-writing queue (table `memory_jobs`).
+"""Schema version 5: the durable memory-writing queue (table `memory_jobs`).
 
 Frozen (see v0001). One row per finished session, committed before extraction: the
 session as JSON, its idempotent key, and the job's state (pending, running, done,
@@ -11,7 +11,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic.operations import Operations
 
-VERSION = 4
+VERSION = 5
 
 _REAL = sa.DOUBLE_PRECISION
 
