@@ -53,6 +53,7 @@ from egomem.perception.vad import SileroVAD
 from egomem.retrieval.events import MemChunkUpdated
 from egomem.retrieval.process import RetrievalProcess
 from egomem.retrieval.query_parser import split_monologue
+from egomem.runtime.memory_queue import AgentQueue
 from egomem.runtime.privacy_turns import UNKNOWN, PrivacyTurns
 from egomem.runtime.timeline import Timeline
 from egomem.schemas import MemChunk, new_id
@@ -170,6 +171,7 @@ class EgoMem:
         self._poll_q: queue.Queue[float | None] = queue.Queue(maxsize=1)
         self._mem_q: queue.Queue[tuple[float, bool] | None] = queue.Queue()
         self._threads: list[threading.Thread] = []
+        self.queue = AgentQueue(config, parts.store, parts.manager)  # sessions are written through it
         self._poll_done = threading.Event()
         self._speak_pending = np.zeros(0, dtype=np.float32)  # assistant speech still to be "said"
         self._voice: Synthesizer = parts.voice or ToneSynthesizer()
@@ -189,6 +191,7 @@ class EgoMem:
             th = threading.Thread(target=target, name=name, daemon=True)
             th.start()
             self._threads.append(th)
+        self.queue.start()
 
     def stop(self) -> None:
         """End of stream: close the open turn and session, finish pending memory work."""
@@ -203,6 +206,7 @@ class EgoMem:
         for th in self._threads:
             th.join()
         self._threads.clear()
+        self.queue.stop()
 
     def record(self) -> None:
         """Keep both channels (microphone, assistant) from now on, for `write_recording`."""
@@ -234,6 +238,7 @@ class EgoMem:
 
     def advance(self, step: Step, *, lockstep: bool) -> None:
         """One 80 ms step: ingest and dialog now; identity polls and memory rounds when due."""
+        self.queue.step(step.t, lockstep=lockstep)
         self.feed(step)
         t = step.t + STEP_S
         if t >= self._next_poll:
@@ -716,7 +721,7 @@ class EgoMem:
             user_name=self._name_of(user),
         )
         ident = Identification(IdentityStatus.KNOWN, user_id=user) if user else None
-        outcome = self.parts.manager.process(session, ident)
+        outcome = self.queue.process(session, ident)
         self._outcomes.append(outcome)
         if not outcome.ok:
             self.timeline.add(end, "memory", op="FAILED", user=user, text=outcome.reason)
