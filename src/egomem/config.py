@@ -203,6 +203,20 @@ class MemoryConfig(_Section):
     # and written within session_merge_gap_s + session_margin_s + 2 x memory_interval_s of its
     # last turn, so the wait is never shorter than that (no session can be open then).
     sleep_idle_s: float = Field(default=600.0, ge=0.0)
+    # The memory-writing queue (memory/jobs.py, docs/memory-queue.md). "embedded": a low-priority
+    # worker thread in the process takes the jobs from the store's table. "fleet" (PostgreSQL store):
+    # jobs go to procrastinate and `egomem worker` processes take them (runtime/fleet_queue.py).
+    queue: Literal["embedded", "fleet"] = "embedded"
+    # A model that fails: a transient failure (server down, slow) is retried this many attempts in
+    # all, with an exponential backoff from queue_backoff_s; an answer that is not the JSON asked
+    # for, queue_garbage_attempts (1: a greedy model answers the same again). Then the rules answer.
+    queue_max_attempts: int = Field(default=3, ge=1)
+    queue_garbage_attempts: int = Field(default=1, ge=1)
+    queue_backoff_s: float = Field(default=5.0, gt=0.0)
+    # A job held longer than this by a worker that may be gone is taken back (over any extraction).
+    queue_lease_s: float = Field(default=900.0, gt=0.0)
+    # The embedded worker waits while the stream loop runs more than this behind the stream clock.
+    queue_yield_lag_s: float = Field(default=0.5, gt=0.0)
 
 
 class RetentionConfig(_Section):

@@ -55,7 +55,7 @@ def _check_everything_is_there(store: SQLiteStore | object) -> None:
     from egomem.store.base import MemoryStore
 
     assert isinstance(store, MemoryStore)
-    assert store.schema_version() == NEWEST == 5
+    assert store.schema_version() == NEWEST == 6  # 5: keys sealed at rest; 6: memory_jobs
     emily = store.get_user("u_emily")
     assert (emily.name, emily.placeholder, emily.last_seen) == ("Emily", False, 20.0)
     assert store.get_user("u_john").placeholder is True

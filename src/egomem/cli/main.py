@@ -437,6 +437,12 @@ from egomem.cli.repair import undo as _undo_cmd  # noqa: E402
 for _repair_cmd in (_merge_cmd, _split_cmd, _undo_cmd, _repairs_cmd):
     users.add_command(_repair_cmd)
 
+from egomem.cli.queue import status as _status_command  # noqa: E402
+from egomem.cli.queue import worker as _worker_command  # noqa: E402
+
+cli.add_command(_status_command)
+cli.add_command(_worker_command)
+
 
 def main(argv: list[str] | None = None) -> None:
     try:

@@ -15,7 +15,9 @@ speaker said becomes their memory, linked to it (egomem_eval/conversation_memory
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 
 from egomem.encoders import DLIB_FACE, RESEMBLYZER_VOICE
 from egomem.errors import InputError, NotFoundError
@@ -78,33 +80,55 @@ class MemoryManager:
         )
 
     def process(
-        self, session: SessionText, identification: Identification | None = None, *, keep_episode: bool = False
+        self,
+        session: SessionText,
+        identification: Identification | None = None,
+        *,
+        keep_episode: bool = False,
+        fall_back: Callable[[LLMError], bool] | None = None,
+        commit_with: Callable[[SessionOutcome], None] | None = None,
     ) -> SessionOutcome:
         """Memory from one session. With `keep_episode`, the episode `session.episode_id` is
         already stored with all its turns (a conversation of several people; NotFoundError if
-        not): it is left as it is, and a session that cannot be processed changes nothing."""
+        not): it is left as it is, and a session that cannot be processed changes nothing.
+
+        For the memory-writing queue (memory/jobs.py): when `fall_back(error)` says no, a model
+        that fails raises its LLMError and nothing is written (the job is retried later); the
+        `commit_with` callback runs inside the transaction that writes the outcome (the job's
+        completion), so the memory and the job commit together or not at all."""
         known = identification.user_id if identification and identification.status == IdentityStatus.KNOWN else None
         if keep_episode:
             self.store.get_episode(session.episode_id)
             if known is None:
                 raise InputError("keep_episode needs the speaker identified (a known user)")
+
+        def commit(write: Callable[[], SessionOutcome]) -> SessionOutcome:
+            with self.store.transaction():
+                outcome = write()
+                if commit_with is not None:
+                    commit_with(outcome)
+                return outcome
+
+        failed = partial(self._failed, session, known, keep_episode=keep_episode)
         if not session.user_turns():
-            return self._failed(session, known, "empty session", keep_episode=keep_episode)
+            return commit(partial(failed, "empty session"))
         session = self._truecased(session)
         status = "done"
         try:
             extracted, user_id, plan = self._decide(self.extractor, self.updater, session, known, identification)
         except LLMError as exc:
+            if fall_back is not None and not fall_back(exc):
+                raise
             if self._fallback is None:
-                return self._failed(session, known, exc.reason, exc.detail, keep_episode=keep_episode)
+                return commit(partial(failed, exc.reason, exc.detail))
             log.warning("session %s: %s; falling back to %s", session.episode_id, exc, self._fallback[0].provider.name)
             status = f"done:fallback({exc.reason})"
             try:
                 extracted, user_id, plan = self._decide(*self._fallback, session, known, identification)
             except LLMError as exc2:
-                return self._failed(session, known, exc2.reason, exc2.detail, keep_episode=keep_episode)
-        with self.store.transaction():
-            return self._write(session, identification, user_id, extracted, plan, status, keep_episode=keep_episode)
+                return commit(partial(failed, exc2.reason, exc2.detail))
+        write = partial(self._write, session, identification, user_id, extracted, plan, status)
+        return commit(partial(write, keep_episode=keep_episode))
 
     def adopt_name(self, user_id: str, name: str, *, cause: str) -> str:
         """A name the user said while the session is still open ("I'm Anna"), written now so the

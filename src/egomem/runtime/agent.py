@@ -41,6 +41,7 @@ from egomem.retrieval.process import RetrievalProcess
 from egomem.runtime.conversation_log import UNKNOWN_VOICE, ConversationLog
 from egomem.runtime.dialog_loop import DialogLoop, ProcessTimes, SpeakingChannel, Voices
 from egomem.runtime.identity_poller import IdentityPoller
+from egomem.runtime.memory_queue import AgentQueue
 from egomem.runtime.memory_rounds import MemoryRounds, SessionHandled, Trigger
 from egomem.runtime.names import NameLearner
 from egomem.runtime.privacy_turns import PrivacyTurns
@@ -117,7 +118,7 @@ class EgoMem:
             config=rt, poll_interval_s=poll_s, stream=self.stream, log=self.log, trigger=parts.trigger,
             sessions=parts.sessions, vad_since=turns.vad_since, speech_pending_since=self.dialog.speech_pending_since,
             manager=parts.manager, retrieval=parts.retrieval, names=names, timeline=self.timeline, times=self.times,
-            privacy=parts.privacy,
+            privacy=parts.privacy, jobs=AgentQueue(config, parts.store, parts.manager),
         )  # fmt: skip
         self._next_poll, self._next_mem = poll_s, rt.memory_interval_s
 
@@ -158,6 +159,7 @@ class EgoMem:
 
     def advance(self, step: Step, *, lockstep: bool) -> None:
         """One 80 ms step: ingest and dialog now; identity polls and memory rounds when due."""
+        self.memory.step(step.t, lockstep=lockstep)
         self.feed(step)
         t = step.t + STEP_S
         if t >= self._next_poll:

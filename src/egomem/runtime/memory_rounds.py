@@ -30,6 +30,7 @@ from egomem.perception.audio import SAMPLE_RATE
 from egomem.retrieval.process import RetrievalProcess
 from egomem.runtime.conversation_log import UNKNOWN_VOICE, ConversationLog
 from egomem.runtime.dialog_loop import ProcessTimes
+from egomem.runtime.memory_queue import AgentQueue
 from egomem.runtime.names import NameLearner
 from egomem.runtime.privacy_turns import PrivacyTurns
 from egomem.runtime.timeline import Timeline
@@ -71,8 +72,12 @@ class MemoryRounds:
         timeline: Timeline,
         times: ProcessTimes,
         privacy: PrivacyTurns | None = None,
+        jobs: AgentQueue | None = None,
     ) -> None:
         self.privacy = privacy  # privacy hook: who stays out of memory
+        # The durable memory-writing queue (runtime/memory_queue.py): a session is committed as a job
+        # before extraction, so a crash loses none; None: straight to the manager (tests, benches).
+        self.jobs = jobs
         self.config, self.poll_interval_s, self.stream, self.log = config, poll_interval_s, stream, log
         self.trigger, self.sessions, self.vad_since = trigger, sessions, vad_since
         self.speech_pending_since = speech_pending_since
@@ -92,6 +97,13 @@ class MemoryRounds:
     def start(self) -> None:
         self._thread = threading.Thread(target=self._loop, name="egomem-memory", daemon=True)
         self._thread.start()
+        if self.jobs is not None:
+            self.jobs.start()
+
+    def step(self, stream_t: float, *, lockstep: bool) -> None:
+        """Each 80 ms step: the queue's worker yields while perception falls behind (never in lockstep)."""
+        if self.jobs is not None:
+            self.jobs.step(stream_t, lockstep=lockstep)
 
     def request(self, t: float, *, wait: bool) -> None:
         """A round at stream time `t`; `wait`: return when it is done (lockstep)."""
@@ -110,6 +122,8 @@ class MemoryRounds:
         if self._thread is not None:
             self._thread.join()
             self._thread = None
+        if self.jobs is not None:  # once every job is written
+            self.jobs.stop()
 
     def _loop(self) -> None:
         while True:
@@ -263,7 +277,7 @@ class MemoryRounds:
         """A finished session to memory: the one place sessions leave the runtime (where work
         that follows a written session hooks in, through `observe`)."""
         t0, c0 = time.perf_counter(), time.process_time()
-        outcome = self.manager.process(session, identification)
+        outcome = (self.jobs or self.manager).process(session, identification)
         handled = SessionHandled(session, outcome, time.perf_counter() - t0, time.process_time() - c0)
         for callback in self._observers:
             callback(handled)

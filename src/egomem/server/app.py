@@ -22,6 +22,7 @@ from egomem import __version__
 from egomem.config import Config
 from egomem.errors import EgomemError, InputError, NotFoundError
 from egomem.runtime.build import Models
+from egomem.server import queue_api
 from egomem.server.admin import router as admin_router
 from egomem.server.ask_api import router as ask_router
 from egomem.server.docs import mount_docs
@@ -98,8 +99,11 @@ def create_app(config: Config, registry: TenantRegistry | None = None) -> FastAP
     def health() -> dict[str, str]:
         return {"status": "ok", "version": __version__}
 
+    queue_api.describe(metrics)
+
     @app.get("/metrics", tags=["service"], response_class=PlainTextResponse)
     def prometheus() -> str:
+        queue_api.update(metrics, app.state.contexts)
         return metrics.render()
 
     @app.get("/", include_in_schema=False)
@@ -111,6 +115,7 @@ def create_app(config: Config, registry: TenantRegistry | None = None) -> FastAP
     metrics.describe("egomem_sessions_total", "counter", "device stream sessions opened")
     app.include_router(admin_router)
     app.include_router(ask_router)
+    app.include_router(queue_api.router)
     app.include_router(stream_router)
     if STATIC.is_dir():
         app.mount("/inspector", StaticFiles(directory=STATIC, html=True), name="inspector")

@@ -2,7 +2,8 @@
 
 `store.users`, `store.keys`, `store.facts`, `store.relations`, `store.episodes`,
 `store.evidence` (which episodes support or contradict a fact or relation),
-`store.repairs` (merging and splitting people, undoably) and `store.log` (history) are
+`store.repairs` (merging and splitting people, undoably), `store.jobs` (the memory-writing
+queue: sessions waiting for extraction) and `store.log` (history) are
 the operations (store/ops/), all on the same Database, so any of them can join one
 `store.transaction()`. The flat methods (`create_user`, `add_fact`,
 ...) are the same operations under their long-standing names, delegating one to one.
@@ -46,7 +47,17 @@ from egomem.store import migrations
 from egomem.store.capabilities import StoreCapabilities
 from egomem.store.db import Database
 from egomem.store.keyring import Keyring
-from egomem.store.ops import EpisodeOps, EvidenceOps, FactOps, HistoryOps, KeyOps, RelationOps, RepairOps, UserOps
+from egomem.store.ops import (
+    EpisodeOps,
+    EvidenceOps,
+    FactOps,
+    HistoryOps,
+    JobOps,
+    KeyOps,
+    RelationOps,
+    RepairOps,
+    UserOps,
+)
 from egomem.store.ops.consent import ConsentOps
 from egomem.store.schema import identity_keys, metadata
 from egomem.store.vectors import KeyMatch, nearest_keys
@@ -70,6 +81,7 @@ class MemoryStore:
         self.episodes = EpisodeOps(db, self.log, self.users)
         self.repairs = RepairOps(db, self.log, self.users)
         self.consent = ConsentOps(db, self.users)
+        self.jobs = JobOps(db)  # the memory-writing queue (memory/jobs.py)
 
     # -- lifecycle -------------------------------------------------------------
     def _open(self) -> None:

@@ -216,6 +216,32 @@ repairs = sa.Table(
     sa.Index("repairs_other_user", "other_user_id"),
 )
 
+# Schema 6: the durable memory-writing queue. A finished session (its turns and identity evidence, as
+# JSON) is committed here before extraction, under an idempotent key (device + session); a worker claims
+# it, and the memory it writes and the job's `done` commit in one transaction (memory/jobs.py).
+memory_jobs = sa.Table(
+    "memory_jobs",
+    metadata,
+    sa.Column("key", sa.Text, primary_key=True),
+    sa.Column("episode_id", sa.Text, nullable=False),
+    sa.Column("user_id", sa.Text),  # the identified speaker, if any: deleting them deletes their waiting jobs
+    sa.Column("payload", sa.Text, nullable=False),  # emptied when done (the episode keeps the transcripts)
+    sa.Column("status", sa.Text, nullable=False, server_default="pending"),
+    sa.Column("attempts", sa.Integer, nullable=False, server_default=sa.text("0")),
+    sa.Column("session_end", REAL, nullable=False),  # wall clock: lag = done_at - session_end
+    sa.Column("enqueued_at", REAL, nullable=False),
+    sa.Column("not_before", REAL, nullable=False),  # the next attempt's earliest time (backoff)
+    sa.Column("claimed_by", sa.Text),  # host:pid:thread of the worker holding it
+    sa.Column("claimed_at", REAL),
+    sa.Column("done_at", REAL),
+    sa.Column("outcome", sa.Text, nullable=False, server_default=""),  # the episode status it wrote
+    sa.Column("fallback", sa.Text, nullable=False, server_default=""),  # why the rules answered, if they did
+    sa.Column("last_error", sa.Text, nullable=False, server_default=""),
+    sa.CheckConstraint("status IN ('pending', 'running', 'done', 'failed')"),
+    sa.Index("memory_jobs_due", "status", "not_before"),
+    sa.Index("memory_jobs_user", "user_id"),
+)
+
 # The keyring (store/keyring.py): each person's data key, wrapped by the master key, and one value
 # sealed under the master key that proves a key is the right one before anything is read or written.
 # SQLite keeps these in their own file (keyring.db beside memory.db, so that a copy of memory.db holds

@@ -33,7 +33,14 @@ from sqlalchemy.schema import CreateTable
 
 from egomem.errors import StoreError
 from egomem.store.db import Database, first_line
-from egomem.store.migrations import v0001_initial, v0002_evidence, v0003_provenance, v0004_privacy, v0005_sealed_keys
+from egomem.store.migrations import (
+    v0001_initial,
+    v0002_evidence,
+    v0003_provenance,
+    v0004_privacy,
+    v0005_sealed_keys,
+    v0006_memory_jobs,
+)
 from egomem.store.schema import egomem_schema
 
 
@@ -49,6 +56,7 @@ MIGRATIONS = (
     Migration(v0003_provenance.VERSION, v0003_provenance.upgrade),
     Migration(v0004_privacy.VERSION, v0004_privacy.upgrade),
     Migration(v0005_sealed_keys.VERSION, v0005_sealed_keys.upgrade),
+    Migration(v0006_memory_jobs.VERSION, v0006_memory_jobs.upgrade),
 )
 NEWEST = MIGRATIONS[-1].version
 

@@ -23,6 +23,7 @@ from egomem.store.schema import (
     facts,
     history,
     identity_keys,
+    memory_jobs,
     relations,
     repairs,
     users,
@@ -95,6 +96,9 @@ def delete_user(ops: UserOps, user_id: str, *, cause: str = "") -> DeletionRepor
         removed["history"] = count(history, concerns(user_id))
         removed["consent_events"] = count(consent_events, consent_events.c.user_id == user_id)
         removed["episodes"] = len(solo)
+        # Sessions of theirs still waiting for extraction: gone too, or the queue would write them back.
+        removed["memory_jobs"] = count(memory_jobs, memory_jobs.c.user_id == user_id)
+        db.execute(sa.delete(memory_jobs).where(memory_jobs.c.user_id == user_id))
         # A repair of this person holds copies of their rows (to undo it): it goes with them.
         theirs = (repairs.c.user_id == user_id) | (repairs.c.other_user_id == user_id)
         removed["repairs"] = count(repairs, theirs)

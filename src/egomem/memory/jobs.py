@@ -1,0 +1,326 @@
+"""The durable memory-writing queue: a finished session is committed before extraction.
+
+`MemoryJobs.submit` stores the session (its turns, speakers and identity evidence, as
+JSON) in the store's table memory_jobs under an idempotent key (`<source>:<episode id>`;
+submitting it again changes nothing). `run_next` claims a due job, runs it through
+`MemoryManager.process`, and marks it done *inside the transaction that writes its
+memory*: a crash or `kill -9` before that commit leaves no memory and a job that is due
+again (its worker's lease ends, or at once when the worker is known dead), a crash after
+it leaves the job done, so every session is written exactly once.
+
+A model that fails (server down or slow, an answer that is not the JSON asked for) is not
+written: the job goes back with an exponential backoff, and after its last attempt the
+rules answer instead; the job and the episode record that (`fallback`,
+`done:fallback(<reason>)`). Transient failures (an endpoint that does not answer, a local
+model that crashed) get `max_attempts`; an answer that is garbage gets
+`garbage_attempts`, 1 by default, as a model decoding greedily gives the same answer
+again (a remote one sampling may not: raise it there).
+
+Workers: `memory/job_worker.py` (a low-priority thread, embedded) and the PostgreSQL
+queue of `runtime/fleet_queue.py` (any number of `egomem worker` processes); both run
+jobs through `run_next`, so the exactly-once rule above holds for each.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from pydantic import ValidationError
+
+from egomem.errors import EgomemError
+from egomem.identity.types import Identification, IdentityStatus
+from egomem.llm.base import LLMError
+from egomem.memory.config import MemoryConfig
+from egomem.memory.items import SessionText
+from egomem.memory.manager import MemoryManager, SessionOutcome
+from egomem.perception.types import FaceObservation, VoiceObservation
+from egomem.store.base import MemoryStore
+from egomem.store.ops.jobs import MemoryJob, QueueStats
+
+log = logging.getLogger(__name__)
+
+PAYLOAD_FORMAT = "egomem.memory_job/1"
+HOST = socket.gethostname()
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    max_attempts: int = 3  # transient model failures: attempts before the rules answer
+    garbage_attempts: int = 1  # answers that are not the JSON asked for
+    backoff_s: float = 5.0  # the first retry's wait; doubled per attempt
+    backoff_max_s: float = 300.0
+    lease_s: float = 900.0  # a claim older than this is taken back (longer than any extraction)
+
+    @classmethod
+    def from_config(cls, cfg: MemoryConfig) -> RetryPolicy:
+        return cls(
+            max_attempts=cfg.queue_max_attempts,
+            garbage_attempts=cfg.queue_garbage_attempts,
+            backoff_s=cfg.queue_backoff_s,
+            lease_s=cfg.queue_lease_s,
+        )
+
+    def attempts_for(self, exc: LLMError) -> int:
+        return self.max_attempts if transient(exc) else self.garbage_attempts
+
+    def backoff(self, attempts: int) -> float:
+        return min(self.backoff_max_s, self.backoff_s * 2 ** max(0, attempts - 1))
+
+
+def transient(exc: LLMError) -> bool:
+    """A failure that may pass (the server is down, slow, overloaded), not a wrong answer."""
+    reason = exc.reason
+    if reason.startswith("endpoint HTTP "):
+        code = reason.removeprefix("endpoint HTTP ")
+        return code in ("408", "429") or code.startswith("5")
+    return reason.startswith("endpoint") or reason == "local model failed"
+
+
+@dataclass(frozen=True)
+class JobResult:
+    job: MemoryJob  # as claimed
+    status: str  # what became of it: done, retry, failed
+    outcome: SessionOutcome | None = None
+    error: str = ""
+
+
+# -- payload -------------------------------------------------------------------------------
+def encode(session: SessionText, identification: Identification | None) -> str:
+    ident: dict[str, Any] | None = None
+    if identification is not None:
+        ident = {"status": identification.status.value, "user_id": identification.user_id}
+        if identification.face is not None:
+            f = identification.face
+            ident["face"] = {"vector": _floats(f.vector), "box": list(f.box), "frame_index": f.frame_index}
+        if identification.voice is not None:
+            v = identification.voice
+            ident["voice"] = {"vector": _floats(v.vector), "speech_s": v.speech_s}
+    return json.dumps({"format": PAYLOAD_FORMAT, "session": session.model_dump(mode="json"), "identification": ident})
+
+
+def decode(payload: str) -> tuple[SessionText, Identification | None]:
+    """The session and identification of a job; ValueError for a payload this code cannot read."""
+    try:
+        data = json.loads(payload)
+        if data.get("format") != PAYLOAD_FORMAT:
+            raise ValueError(f"unknown job format {data.get('format')!r}")
+        session = SessionText.model_validate(data["session"])
+        raw = data.get("identification")
+        if raw is None:
+            return session, None
+        face = raw.get("face")
+        voice = raw.get("voice")
+        ident = Identification(
+            status=IdentityStatus(raw["status"]),
+            user_id=raw.get("user_id"),
+            face=None
+            if face is None
+            else FaceObservation(_vector(face["vector"]), tuple(face["box"]), int(face["frame_index"])),
+            voice=None if voice is None else VoiceObservation(_vector(voice["vector"]), float(voice["speech_s"])),
+        )
+        return session, ident
+    except (KeyError, TypeError, AttributeError, ValidationError, json.JSONDecodeError) as exc:
+        raise ValueError(f"unreadable job payload: {type(exc).__name__}: {str(exc)[:200]}") from exc
+
+
+def _floats(v: np.ndarray) -> list[float]:
+    return [float(x) for x in np.asarray(v, np.float32)]
+
+
+def _vector(v: list[float]) -> np.ndarray:
+    return np.asarray(v, np.float32)
+
+
+# -- workers -------------------------------------------------------------------------------
+def worker_id() -> str:
+    """host:pid:thread of the calling thread (what a claim records)."""
+    return f"{HOST}:{os.getpid()}:{threading.get_native_id()}"
+
+
+def dead_local_worker(claimed_by: str) -> bool:
+    """A claim by a process of this host that no longer runs (killed, crashed): no need to wait out its lease."""
+    host, _, rest = claimed_by.partition(":")
+    pid = rest.partition(":")[0]
+    if host != HOST or not pid.isdigit() or int(pid) == os.getpid():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # alive, another user's
+        return False
+    return False
+
+
+class MemoryJobs:
+    """Submit finished sessions and run them, exactly once each, through one store and manager."""
+
+    def __init__(
+        self,
+        store: MemoryStore,
+        manager: MemoryManager,
+        policy: RetryPolicy | None = None,
+        *,
+        source: str = "local",
+        clock: Callable[[], float] = time.time,
+        dispatch: Callable[[str], None] | None = None,
+    ) -> None:
+        """`dispatch(key)`: hand each submitted job to other workers (the fleet's procrastinate,
+        runtime/fleet_queue.py) instead of running it in this process."""
+        self.store = store
+        self.manager = manager
+        self.policy = policy or RetryPolicy()
+        self.source = source
+        self.clock = clock
+        self.dispatch = dispatch
+        self._settled = threading.Condition()
+        self._outcomes: dict[str, SessionOutcome] = {}
+        self._wanted: set[str] = set()  # keys whose outcome a caller of `run` waits for
+        self.worker: Any = None  # a running JobWorker (memory/job_worker.py) runs what `run` submits
+        self.submitted = threading.Event()  # set on every submit: wakes an idle worker
+
+    def key(self, episode_id: str) -> str:
+        return f"{self.source}:{episode_id}"
+
+    def submit(self, session: SessionText, identification: Identification | None = None) -> str:
+        """Commit the session as a job (before any extraction); its key. Submitting it again is a no-op."""
+        key = self.key(session.episode_id)
+        payload = encode(session, identification)
+        user = identification.user_id if identification is not None else None
+        end, now = session.end, self.clock()
+        self.store.jobs.submit(key, session.episode_id, payload, session_end=end, now=now, user_id=user)
+        self.submitted.set()
+        return key
+
+    def run_next(self, *, key: str | None = None) -> JobResult | None:
+        """Claim one due job (or job `key`) and run it; None when nothing is due."""
+        worker = worker_id()
+        job = self.store.jobs.claim(worker, self.clock(), lease_s=self.policy.lease_s, key=key, stale=dead_local_worker)
+        if job is None:
+            return None
+        result = self._run(job, worker)
+        with self._settled:
+            if result.outcome is not None and job.key in self._wanted:
+                self._outcomes[job.key] = result.outcome
+            self._settled.notify_all()
+        return result
+
+    def _run(self, job: MemoryJob, worker: str) -> JobResult:
+        try:
+            session, ident = decode(job.payload)
+        except ValueError as exc:
+            log.error("memory job %s: %s", job.key, exc)
+            self.store.jobs.fail(job.key, worker, error=str(exc), now=self.clock())
+            return JobResult(job, "failed", error=str(exc))
+
+        def finish(outcome: SessionOutcome) -> None:  # inside the memory write's transaction
+            status = self._episode_status(outcome)
+            fallback = status.removeprefix("done:fallback(").removesuffix(")") if "fallback(" in status else ""
+            self.store.jobs.finish(job.key, worker, outcome=status, fallback=fallback, now=self.clock())
+
+        try:
+            outcome = self.manager.process(
+                session, ident, fall_back=lambda exc: job.attempts >= self.policy.attempts_for(exc), commit_with=finish
+            )
+        except LLMError as exc:  # not the last attempt: nothing written, try again later
+            wait = self.policy.backoff(job.attempts)
+            log.warning("memory job %s attempt %d: %s; retrying in %.0f s", job.key, job.attempts, exc, wait)
+            self.store.jobs.retry_later(job.key, worker, error=str(exc), not_before=self.clock() + wait)
+            return JobResult(job, "retry", error=str(exc))
+        except EgomemError as exc:  # the store refused (a lost connection, a lease taken over): due again later
+            log.warning("memory job %s attempt %d: %s", job.key, job.attempts, exc)
+            self._give_back(job, worker, str(exc))
+            return JobResult(job, "retry", error=str(exc))
+        return JobResult(job, "done", outcome)
+
+    def _give_back(self, job: MemoryJob, worker: str, error: str) -> None:
+        try:
+            self.store.jobs.retry_later(
+                job.key, worker, error=error, not_before=self.clock() + self.policy.backoff(job.attempts)
+            )
+        except EgomemError as exc:  # still unreachable: the lease hands it back
+            log.warning("memory job %s: could not give it back (%s); its lease will", job.key, exc)
+
+    def _episode_status(self, outcome: SessionOutcome) -> str:
+        if not outcome.ok:
+            return f"failed:{outcome.reason}"
+        return next((n for n in outcome.notes if n.startswith("done:fallback(")), "done")
+
+    def run(self, session: SessionText, identification: Identification | None = None) -> SessionOutcome | None:
+        """Submit a session and return its outcome once written: by the running worker thread if there
+        is one (low priority, yielding to perception), else here. None when the job failed for good."""
+        key = self.key(session.episode_id)
+        with self._settled:
+            self._wanted.add(key)
+        try:
+            self.submit(session, identification)
+            if self.worker is None or not self.worker.alive:
+                while self.store.jobs.get(key).status not in ("done", "failed"):
+                    if self.run_next(key=key) is None:  # in a backoff (or held elsewhere): wait for it
+                        time.sleep(min(0.5, self.policy.backoff_s))
+            return self.wait(key)
+        finally:
+            with self._settled:
+                self._wanted.discard(key)
+                self._outcomes.pop(key, None)
+
+    def process(self, session: SessionText, identification: Identification | None = None) -> SessionOutcome:
+        """`MemoryManager.process` through the queue (what the agent calls): the session is committed as
+        a job first, then written exactly once. A job that another process wrote, or that failed for
+        good, is reported from its row. With `dispatch`, the job goes to the fleet and this returns at once."""
+        if self.dispatch is not None:
+            self.dispatch(self.submit(session, identification))
+            return SessionOutcome(session.episode_id, True, notes=["queued for a fleet worker"])
+        outcome = self.run(session, identification)
+        if outcome is not None:
+            return outcome
+        job = self.store.jobs.get(self.key(session.episode_id))
+        if job.status == "failed":
+            return SessionOutcome(session.episode_id, False, reason=job.last_error or "memory job failed")
+        ok = job.outcome.startswith("done")
+        return SessionOutcome(session.episode_id, ok, reason="" if ok else job.outcome, notes=["written earlier"])
+
+    def drain(self, *, timeout_s: float | None = None) -> int:
+        """Until no job is left pending or running: run them here, or, while a worker thread runs, wait
+        for it (waiting out backoffs either way); the number run here. TimeoutError when jobs remain
+        after `timeout_s`."""
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        n = 0
+        while True:
+            if (self.worker is None or not self.worker.alive) and self.run_next() is not None:
+                n += 1
+                continue
+            stats = self.stats()
+            if stats.backlog == 0:
+                return n
+            if deadline is not None and time.monotonic() > deadline:
+                raise TimeoutError(f"{stats.backlog} memory job(s) still waiting after {timeout_s} s")
+            with self._settled:
+                self._settled.wait(min(0.5, self.policy.backoff_s))
+
+    def wait(self, key: str, *, timeout_s: float | None = None) -> SessionOutcome | None:
+        """Block until job `key` is settled (done or failed) by any worker of this process; its outcome
+        (None when it failed or another process ran it)."""
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        with self._settled:
+            while True:
+                if key in self._outcomes:
+                    return self._outcomes.pop(key)
+                if self.store.jobs.get(key).status in ("done", "failed"):
+                    return self._outcomes.pop(key, None)
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    raise TimeoutError(f"memory job {key} not settled after {timeout_s} s")
+                self._settled.wait(0.5 if left is None else min(0.5, left))
+
+    def stats(self) -> QueueStats:
+        return self.store.jobs.stats(self.clock())
