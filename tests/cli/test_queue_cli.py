@@ -23,7 +23,7 @@ def test_status_and_worker(tmp_path: Path) -> None:
     store = SQLiteStore(tmp_path / "memory.db")
     turns = [Turn(speaker="user", text="Hi, I'm Nora."), Turn(speaker="user", text="I live in Lyon.")]
     session = SessionText(episode_id="e1", start=1000.0, end=1060.0, date="1 January 2024", turns=turns)
-    store.jobs.submit("local:e1", "e1", encode(session, None), session_end=1060.0, now=1061.0)
+    store.submit_job("local:e1", "e1", encode(session, None), session_end=1060.0, now=1061.0)
     store.close()
     out = egomem("status", data_dir=tmp_path)
     assert out.returncode == 0, out.stderr

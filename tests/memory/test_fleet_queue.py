@@ -46,13 +46,13 @@ def test_fleet_sessions_go_through_procrastinate(schema: str, tmp_path: Path, en
         turns = [Turn(speaker="user", text="Hi, I'm Nora."), Turn(speaker="user", text="I live in Lyon.")]
         session = SessionText(episode_id="e1", start=1000.0, end=1060.0, date="1 January 2024", turns=turns)
         out = jobs.process(session)
-        assert out.notes == ["queued for a fleet worker"] and store.jobs.get("robot-1:e1").status == "pending"
+        assert out.notes == ["queued for a fleet worker"] and store.job("robot-1:e1").status == "pending"
         assert jobs.dispatch is not None
         jobs.dispatch("robot-1:e1")  # deferred again while it waits: once (queueing lock)
         embedded = cfg.model_copy(update={"memory": cfg.memory.model_copy(update={"queue": "embedded"})})
         worker_jobs = memory_jobs(embedded, store, manager, source="robot-1")  # the worker runs, never defers
         fleet_queue(cfg, worker_jobs).run_worker(wait=False)
-        assert store.jobs.get("robot-1:e1").status == "done"
+        assert store.job("robot-1:e1").status == "done"
         [nora] = store.find_users_by_name("Nora")
         assert [f.text for f in store.list_facts(nora.id) if f.kind.value != "summary"] == ["lives in Lyon"]
         rows = store.db.fetch_tuples(sa.text("SELECT task_name, status FROM procrastinate_jobs"))

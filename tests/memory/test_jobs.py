@@ -100,13 +100,13 @@ def test_payload_round_trip_keeps_turns_and_identity_evidence() -> None:
 def test_a_session_is_stored_before_extraction_and_written_once(store: SQLiteStore, encoder: Any) -> None:
     jobs = _jobs(store, encoder, RulesProvider(), Clock())
     key = jobs.submit(_session("e1", "Hi, I'm Nora.", "I work at Acme as an engineer."))
-    assert key == "local:e1" and store.jobs.get(key).status == "pending"
+    assert key == "local:e1" and store.job(key).status == "pending"
     assert store.list_episodes() == []  # nothing extracted yet: the session waits in the store
     assert jobs.submit(_session("e1", "Hi, I'm Nora.", "I work at Acme as an engineer.")) == key  # idempotent
-    assert len(store.jobs.all()) == 1
+    assert len(store.list_jobs()) == 1
     result = jobs.run_next()
     assert result is not None and result.status == "done" and result.outcome is not None
-    job = store.jobs.get(key)
+    job = store.job(key)
     assert (job.status, job.attempts, job.outcome, job.fallback) == ("done", 1, "done", "")
     assert _facts(store) == ["works as an engineer", "works at Acme"]
     assert jobs.run_next() is None
@@ -129,12 +129,12 @@ def test_memory_and_job_completion_commit_together(store: SQLiteStore, encoder: 
     store.jobs.finish = crash  # type: ignore[method-assign]
     assert jobs.run_next() is not None
     assert store.list_episodes() == [] and _facts(store) == []  # rolled back with the job's completion
-    job = store.jobs.get(key)
+    job = store.job(key)
     assert job.status == "pending" and job.attempts == 1
     store.jobs.finish = real_finish  # type: ignore[method-assign]
     jobs.clock.t += 3600  # type: ignore[attr-defined]  # past the backoff
     assert jobs.drain() == 1
-    assert store.jobs.get(key).status == "done" and _facts(store) == ["works as an engineer", "works at Acme"]
+    assert store.job(key).status == "done" and _facts(store) == ["works as an engineer", "works at Acme"]
 
 
 def test_a_server_that_is_down_is_retried_with_backoff_then_the_rules_answer(store: SQLiteStore, encoder: Any) -> None:
@@ -146,7 +146,7 @@ def test_a_server_that_is_down_is_retried_with_backoff_then_the_rules_answer(sto
     for _ in range(2):
         result = jobs.run_next()
         assert result is not None and result.status == "retry" and "endpoint unreachable" in result.error
-        job = store.jobs.get(key)
+        job = store.job(key)
         assert job.status == "pending" and "endpoint unreachable" in job.last_error
         waits.append(job.not_before - clock.t)
         assert jobs.run_next() is None  # not due during the backoff
@@ -156,7 +156,7 @@ def test_a_server_that_is_down_is_retried_with_backoff_then_the_rules_answer(sto
     assert jobs.stats().retrying == 1
     result = jobs.run_next()  # the last attempt: the rules answer, and the job says so
     assert result is not None and result.status == "done"
-    job = store.jobs.get(key)
+    job = store.job(key)
     assert (job.status, job.attempts, job.fallback) == ("done", 3, "endpoint unreachable")
     assert job.outcome == "done:fallback(endpoint unreachable)"
     assert store.get_episode("e1").status == "done:fallback(endpoint unreachable)"
@@ -172,7 +172,7 @@ def test_a_server_back_up_within_the_attempts_answers_itself(store: SQLiteStore,
     assert jobs.run_next() is not None
     clock.t += 1.0
     assert jobs.run_next() is not None
-    job = store.jobs.get(key)
+    job = store.job(key)
     assert (job.status, job.attempts, job.fallback, job.outcome) == ("done", 2, "", "done")
 
 
@@ -185,7 +185,7 @@ def test_garbage_is_never_written_and_the_fallback_is_recorded(store: SQLiteStor
     assert first is not None and first.status == "retry" and "malformed JSON" in first.error
     clock.t += 1.0
     assert jobs.run_next() is not None
-    job = store.jobs.get(key)
+    job = store.job(key)
     assert (job.status, job.fallback) == ("done", "malformed JSON")
     assert llm.calls == 2
     assert "owns a yacht" not in _facts(store) and _facts(store) == ["works as an engineer", "works at Acme"]
@@ -193,10 +193,10 @@ def test_garbage_is_never_written_and_the_fallback_is_recorded(store: SQLiteStor
 
 def test_an_unreadable_job_fails_visibly_and_is_not_retried(store: SQLiteStore, encoder: Any) -> None:
     jobs = _jobs(store, encoder, RulesProvider(), Clock())
-    store.jobs.submit("local:bad", "bad", "{not json", session_end=T0, now=T0)
+    store.submit_job("local:bad", "bad", "{not json", session_end=T0, now=T0)
     result = jobs.run_next()
     assert result is not None and result.status == "failed"
-    assert store.jobs.get("local:bad").status == "failed" and jobs.run_next() is None
+    assert store.job("local:bad").status == "failed" and jobs.run_next() is None
     assert jobs.stats().failed == 1 and store.list_episodes() == []
 
 
@@ -205,10 +205,10 @@ def test_a_claim_of_a_dead_worker_is_taken_back(store: SQLiteStore, encoder: Any
     key = jobs.submit(_session("e1", "Hi, I'm Nora."))
     # Plumbing: a claim recorded by a process of this host that does not exist (2**22 + 1 is above
     # Linux's largest pid_max, so no process has it); its lease has not ended.
-    held = store.jobs.claim(f"{HOST}:{2**22 + 1}:1", jobs.clock(), lease_s=900.0)
+    held = store.claim_job(f"{HOST}:{2**22 + 1}:1", jobs.clock(), lease_s=900.0)
     assert held is not None and held.key == key
     result = jobs.run_next()
-    assert result is not None and result.status == "done" and store.jobs.get(key).attempts == 2
+    assert result is not None and result.status == "done" and store.job(key).attempts == 2
 
 
 def test_the_worker_thread_runs_jobs_and_yields_while_perception_is_behind(store: SQLiteStore, encoder: Any) -> None:
@@ -218,12 +218,12 @@ def test_the_worker_thread_runs_jobs_and_yields_while_perception_is_behind(store
     try:
         key = jobs.submit(_session("e1", "Hi, I'm Nora.", "I work at Acme as an engineer."))
         time.sleep(0.6)
-        assert store.jobs.get(key).status == "pending" and worker.yielded_s > 0  # perception first
+        assert store.job(key).status == "pending" and worker.yielded_s > 0  # perception first
         behind[0] = False
         outcome = jobs.wait(key, timeout_s=60)
-        assert store.jobs.get(key).status == "done" and outcome is None  # nobody asked for its outcome
+        assert store.job(key).status == "done" and outcome is None  # nobody asked for its outcome
         out = jobs.run(_session("e2", "I live in Lyon."), Identification(IdentityStatus.NEW))
-        assert out is not None and out.ok and store.jobs.get("local:e2").status == "done"
+        assert out is not None and out.ok and store.job("local:e2").status == "done"
         again = jobs.process(_session("e2", "I live in Lyon."), Identification(IdentityStatus.NEW))
         assert again.ok and again.notes == ["written earlier"] and len(store.list_episodes()) == 2
     finally:
@@ -251,11 +251,11 @@ def test_deleting_a_person_deletes_their_waiting_sessions_and_done_jobs_keep_no_
     known = Identification(IdentityStatus.KNOWN, user_id=nora.id)
     jobs.submit(_session("e1", "I work at Acme as an engineer."), known)
     assert jobs.run_next() is not None
-    assert store.jobs.get("local:e1").payload == ""  # the episode keeps the transcript, the job does not
+    assert store.job("local:e1").payload == ""  # the episode keeps the transcript, the job does not
     jobs.submit(_session("e2", "I live in Lyon."), known)
     report = store.delete_user(nora.id)
     assert report.removed["memory_jobs"] == 2
-    assert store.jobs.all() == [] and jobs.run_next() is None  # nothing left to write her back
+    assert store.list_jobs() == [] and jobs.run_next() is None  # nothing left to write her back
 
 
 def test_with_a_dispatch_the_session_is_stored_and_handed_to_the_fleet(store: SQLiteStore, encoder: Any) -> None:
@@ -264,7 +264,7 @@ def test_with_a_dispatch_the_session_is_stored_and_handed_to_the_fleet(store: SQ
     jobs.dispatch = handed.append
     out = jobs.process(_session("e1", "I live in Lyon."))
     assert out.ok and out.notes == ["queued for a fleet worker"] and handed == ["local:e1"]
-    assert store.jobs.get("local:e1").status == "pending" and store.list_episodes() == []
+    assert store.job("local:e1").status == "pending" and store.list_episodes() == []
 
 
 def test_a_worker_yields_for_at_most_max_yield_s_at_a_stretch(store: SQLiteStore, encoder: Any) -> None:
@@ -273,6 +273,6 @@ def test_a_worker_yields_for_at_most_max_yield_s_at_a_stretch(store: SQLiteStore
     try:
         key = jobs.submit(_session("e1", "I live in Lyon."))
         jobs.wait(key, timeout_s=60)
-        assert store.jobs.get(key).status == "done" and worker.yielded_s >= 0.5
+        assert store.job(key).status == "done" and worker.yielded_s >= 0.5
     finally:
         worker.stop()

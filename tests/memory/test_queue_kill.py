@@ -112,8 +112,8 @@ def test_kill_9_mid_job_loses_nothing_and_writes_nothing_twice(spec: str, tmp_pa
         (tmp_path / "m1").mkdir()
         first = _worker(spec, tmp_path / "m1", QUEUE_PROC_DIE_IN_COMMIT="e2", QUEUE_PROC_SLOW_S="0")
         assert first.wait(timeout=300) == -signal.SIGKILL
-        assert store.jobs.get("local:e1").status == "done"
-        assert store.jobs.get("local:e2").status == "running"  # held by the dead process
+        assert store.job("local:e1").status == "done"
+        assert store.job("local:e2").status == "running"  # held by the dead process
         assert "e2" not in {e.id for e in store.list_episodes()}  # its memory rolled back with it
         # 2. killed from outside in the middle of the next extraction (slow: 20 s, so it is mid-job)
         (tmp_path / "m2").mkdir()
@@ -121,12 +121,12 @@ def test_kill_9_mid_job_loses_nothing_and_writes_nothing_twice(spec: str, tmp_pa
         _wait_for(tmp_path / "m2" / "e2.extracting", second)
         second.send_signal(signal.SIGKILL)
         assert second.wait(timeout=60) == -signal.SIGKILL
-        assert store.jobs.get("local:e2").status == "running" and store.jobs.get("local:e2").attempts == 2
+        assert store.job("local:e2").status == "running" and store.job("local:e2").attempts == 2
         # 3. a clean worker resumes: everything done, once
         (tmp_path / "m3").mkdir()
         third = _worker(spec, tmp_path / "m3", QUEUE_PROC_SLOW_S="0")
         assert third.wait(timeout=600) == 0
-        jobs = {j.key: j for j in store.jobs.all()}
+        jobs = {j.key: j for j in store.list_jobs()}
         assert sorted(jobs) == sorted(keys) and {j.status for j in jobs.values()} == {"done"}
         assert jobs["local:e2"].attempts == 3 and jobs["local:e1"].attempts == 1
         _assert_each_session_written_once(store)

@@ -33,7 +33,7 @@ def test_sessions_go_through_the_queue_and_the_worker_stops_when_done(tmp_path: 
         turns = [Turn(speaker="user", text="Hi, I'm Nora."), Turn(speaker="user", text="I live in Lyon.")]
         session = SessionText(episode_id="e1", start=1000.0, end=1060.0, date="1 January 2024", turns=turns)
         out = queue.process(session, None)
-        assert out.ok and store.jobs.get("local:e1").status == "done"
+        assert out.ok and store.job("local:e1").status == "done"
         assert ("ADD", "lives in Lyon") in [(op, text) for op, _, text in out.applied.ops]  # the outcome, handed back
     finally:
         queue.stop()

@@ -20,10 +20,10 @@ def test_queue_status_per_tenant_and_in_metrics(tmp_path: Path) -> None:
     store = reg.store("home-a")
     # Two sessions waiting and one done 30 s after its session ended (written as the queue does).
     for ep in ("e1", "e2", "e3"):
-        store.jobs.submit(f"local:{ep}", ep, "{}", session_end=1000.0, now=1000.0)
-    job = store.jobs.claim("w", 1000.0, lease_s=900.0, key="local:e1")
+        store.submit_job(f"local:{ep}", ep, "{}", session_end=1000.0, now=1000.0)
+    job = store.claim_job("w", 1000.0, lease_s=900.0, key="local:e1")
     assert job is not None
-    store.jobs.finish("local:e1", "w", outcome="done", now=1030.0)
+    store.finish_job("local:e1", "w", outcome="done", now=1030.0)
     try:
         with TestClient(create_app(cfg, reg)) as client:
             a = client.get("/api/v1/memory/queue", headers={"Authorization": f"Bearer {key_a}"}).json()

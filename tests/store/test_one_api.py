@@ -8,7 +8,7 @@ import ast
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[2] / "src"
-OPS = {"users", "keys", "facts", "relations", "episodes", "evidence", "log"}
+OPS = {"users", "keys", "facts", "relations", "episodes", "evidence", "log", "jobs"}
 
 
 def _names_a_store(node: ast.expr) -> bool:

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from egomem.store.ops.jobs import QueueStats
+from egomem.store.base import QueueStats
 
 
 def _seconds(v: float | None) -> str:
@@ -36,7 +36,7 @@ def status(c: Any, as_json: bool) -> None:
     """The memory-writing queue: sessions waiting for extraction, failures, lag."""
     store = c.store()
     try:
-        stats = store.jobs.stats(time.time())
+        stats = store.job_stats(time.time())
     finally:
         store.close()
     if as_json:
@@ -53,15 +53,13 @@ def worker(c: Any, once: bool) -> None:
     store's table. Stops on Ctrl-C or SIGTERM after the job in hand."""
     from egomem.memory.job_worker import JobWorker
     from egomem.memory.jobs import MemoryJobs, RetryPolicy
-    from egomem.providers import BuildContext, create
-    from egomem.retrieval.encoder import default_encoder
-    from egomem.runtime.build import memory_manager
     from egomem.runtime.memory_queue import fleet_queue
+    from egomem.runtime.services import Services
 
     cfg = c.config
     store = c.store()
     try:
-        manager = memory_manager(cfg, store, create("llm", cfg.llm, BuildContext(cfg.data_dir)), default_encoder())
+        manager = Services(cfg, store).manager  # the composition root: the agent's own manager
         jobs = MemoryJobs(store, manager, RetryPolicy.from_config(cfg.memory))
         if cfg.memory.queue == "fleet":
             fleet_queue(cfg, jobs).run_worker(wait=not once)

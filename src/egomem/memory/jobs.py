@@ -43,8 +43,7 @@ from egomem.memory.config import MemoryConfig
 from egomem.memory.items import SessionText
 from egomem.memory.manager import MemoryManager, SessionOutcome
 from egomem.perception.types import FaceObservation, VoiceObservation
-from egomem.store.base import MemoryStore
-from egomem.store.ops.jobs import MemoryJob, QueueStats
+from egomem.store.base import MemoryJob, MemoryStore, QueueStats
 
 log = logging.getLogger(__name__)
 
@@ -197,14 +196,14 @@ class MemoryJobs:
         payload = encode(session, identification)
         user = identification.user_id if identification is not None else None
         end, now = session.end, self.clock()
-        self.store.jobs.submit(key, session.episode_id, payload, session_end=end, now=now, user_id=user)
+        self.store.submit_job(key, session.episode_id, payload, session_end=end, now=now, user_id=user)
         self.submitted.set()
         return key
 
     def run_next(self, *, key: str | None = None) -> JobResult | None:
         """Claim one due job (or job `key`) and run it; None when nothing is due."""
         worker = worker_id()
-        job = self.store.jobs.claim(worker, self.clock(), lease_s=self.policy.lease_s, key=key, stale=dead_local_worker)
+        job = self.store.claim_job(worker, self.clock(), lease_s=self.policy.lease_s, key=key, stale=dead_local_worker)
         if job is None:
             return None
         result = self._run(job, worker)
@@ -219,13 +218,13 @@ class MemoryJobs:
             session, ident = decode(job.payload)
         except ValueError as exc:
             log.error("memory job %s: %s", job.key, exc)
-            self.store.jobs.fail(job.key, worker, error=str(exc), now=self.clock())
+            self.store.fail_job(job.key, worker, error=str(exc), now=self.clock())
             return JobResult(job, "failed", error=str(exc))
 
         def finish(outcome: SessionOutcome) -> None:  # inside the memory write's transaction
             status = self._episode_status(outcome)
             fallback = status.removeprefix("done:fallback(").removesuffix(")") if "fallback(" in status else ""
-            self.store.jobs.finish(job.key, worker, outcome=status, fallback=fallback, now=self.clock())
+            self.store.finish_job(job.key, worker, outcome=status, fallback=fallback, now=self.clock())
 
         try:
             outcome = self.manager.process(
@@ -234,7 +233,7 @@ class MemoryJobs:
         except LLMError as exc:  # not the last attempt: nothing written, try again later
             wait = self.policy.backoff(job.attempts)
             log.warning("memory job %s attempt %d: %s; retrying in %.0f s", job.key, job.attempts, exc, wait)
-            self.store.jobs.retry_later(job.key, worker, error=str(exc), not_before=self.clock() + wait)
+            self.store.retry_job_later(job.key, worker, error=str(exc), not_before=self.clock() + wait)
             return JobResult(job, "retry", error=str(exc))
         except EgomemError as exc:  # the store refused (a lost connection, a lease taken over): due again later
             log.warning("memory job %s attempt %d: %s", job.key, job.attempts, exc)
@@ -244,7 +243,7 @@ class MemoryJobs:
 
     def _give_back(self, job: MemoryJob, worker: str, error: str) -> None:
         try:
-            self.store.jobs.retry_later(
+            self.store.retry_job_later(
                 job.key, worker, error=error, not_before=self.clock() + self.policy.backoff(job.attempts)
             )
         except EgomemError as exc:  # still unreachable: the lease hands it back
@@ -264,7 +263,7 @@ class MemoryJobs:
         try:
             self.submit(session, identification)
             if self.worker is None or not self.worker.alive:
-                while self.store.jobs.get(key).status not in ("done", "failed"):
+                while self.store.job(key).status not in ("done", "failed"):
                     if self.run_next(key=key) is None:  # in a backoff (or held elsewhere): wait for it
                         time.sleep(min(0.5, self.policy.backoff_s))
             return self.wait(key)
@@ -283,7 +282,7 @@ class MemoryJobs:
         outcome = self.run(session, identification)
         if outcome is not None:
             return outcome
-        job = self.store.jobs.get(self.key(session.episode_id))
+        job = self.store.job(self.key(session.episode_id))
         if job.status == "failed":
             return SessionOutcome(session.episode_id, False, reason=job.last_error or "memory job failed")
         ok = job.outcome.startswith("done")
@@ -315,7 +314,7 @@ class MemoryJobs:
             while True:
                 if key in self._outcomes:
                     return self._outcomes.pop(key)
-                if self.store.jobs.get(key).status in ("done", "failed"):
+                if self.store.job(key).status in ("done", "failed"):
                     return self._outcomes.pop(key, None)
                 left = None if deadline is None else deadline - time.monotonic()
                 if left is not None and left <= 0:
@@ -323,4 +322,4 @@ class MemoryJobs:
                 self._settled.wait(0.5 if left is None else min(0.5, left))
 
     def stats(self) -> QueueStats:
-        return self.store.jobs.stats(self.clock())
+        return self.store.job_stats(self.clock())

@@ -100,7 +100,7 @@ class FleetQueue:
 
     def requeue(self) -> int:
         """Defer every store job that waits (pending, or held by a worker that may be gone); how many."""
-        keys = self.jobs.store.jobs.keys("pending") + self.jobs.store.jobs.keys("running")
+        keys = self.jobs.store.job_keys("pending") + self.jobs.store.job_keys("running")
         for key in keys:
             self.defer(key)
         return len(keys)
@@ -108,7 +108,7 @@ class FleetQueue:
     # -- tasks -------------------------------------------------------------------------------
     def _extract(self, key: str) -> None:
         self.jobs.run_next(key=key)
-        job = self.jobs.store.jobs.get(key)
+        job = self.jobs.store.job(key)
         if job.status in ("done", "failed"):
             return  # done now, or before (a second delivery of the same key writes nothing)
         now = self.jobs.clock()

@@ -33,7 +33,7 @@ class QueueStatus(BaseModel):
 @router.get("/memory/queue", response_model=QueueStatus)
 def memory_queue(ctx: Ctx) -> QueueStatus:
     """Sessions waiting for extraction, failures, and lag (session end to memory committed)."""
-    return QueueStatus.model_validate(ctx.store.jobs.stats(time.time()).as_dict())
+    return QueueStatus.model_validate(ctx.store.job_stats(time.time()).as_dict())
 
 
 GAUGES = {
@@ -58,7 +58,7 @@ def update(metrics: Metrics, contexts: dict[str, TenantContext]) -> None:
     now = time.time()
     for tenant, ctx in list(contexts.items()):
         try:
-            stats = ctx.store.jobs.stats(now).as_dict()
+            stats = ctx.store.job_stats(now).as_dict()
         except Exception:  # a lost database must not take /metrics down
             continue
         for name in GAUGES:

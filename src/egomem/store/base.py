@@ -20,7 +20,7 @@ purging a person destroys their data key and then `scrub`s what the database kee
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -59,6 +59,7 @@ from egomem.store.ops import (
     UserOps,
 )
 from egomem.store.ops.consent import ConsentOps
+from egomem.store.ops.jobs import MemoryJob, QueueStats
 from egomem.store.schema import identity_keys, metadata
 from egomem.store.vectors import KeyMatch, nearest_keys
 
@@ -245,6 +246,45 @@ class MemoryStore:
         cause: str = "",
     ) -> IdentityKey:
         return self.keys.add(user_id, modality, vector, model, condition=condition, cause=cause)
+
+    # -- the memory-writing queue (memory/jobs.py) ------------------------------------------
+    def submit_job(
+        self, key: str, episode_id: str, payload: str, *, session_end: float, now: float, user_id: str | None = None
+    ) -> bool:
+        """A finished session as a job, once per key (False: that key was already submitted)."""
+        return self.jobs.submit(key, episode_id, payload, session_end=session_end, now=now, user_id=user_id)
+
+    def job(self, key: str) -> MemoryJob:
+        return self.jobs.get(key)
+
+    def claim_job(
+        self,
+        worker: str,
+        now: float,
+        *,
+        lease_s: float,
+        key: str | None = None,
+        stale: Callable[[str], bool] = lambda _: False,
+    ) -> MemoryJob | None:
+        return self.jobs.claim(worker, now, lease_s=lease_s, key=key, stale=stale)
+
+    def finish_job(self, key: str, worker: str, *, outcome: str, fallback: str = "", now: float) -> None:
+        self.jobs.finish(key, worker, outcome=outcome, fallback=fallback, now=now)
+
+    def retry_job_later(self, key: str, worker: str, *, error: str, not_before: float) -> None:
+        self.jobs.retry_later(key, worker, error=error, not_before=not_before)
+
+    def fail_job(self, key: str, worker: str, *, error: str, now: float) -> None:
+        self.jobs.fail(key, worker, error=error, now=now)
+
+    def job_keys(self, status: str) -> list[str]:
+        return self.jobs.keys(status)
+
+    def list_jobs(self) -> list[MemoryJob]:
+        return self.jobs.all()
+
+    def job_stats(self, now: float, *, window: int = 500) -> QueueStats:
+        return self.jobs.stats(now, window=window)
 
     def list_keys(self, modality: Modality | None = None, user_id: str | None = None) -> list[IdentityKey]:
         return self.keys.all(modality, user_id)
