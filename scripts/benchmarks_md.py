@@ -95,6 +95,12 @@ SUMMARY: tuple[Row, ...] = (
         "real_rules",
         ("pooled_test.fact_recall", "pooled_test.fact_precision", "pooled_test.dropped_turns", "pooled_test.rtf"),
     ),
+    Row(
+        "privacy: checks passed, SQLite / PostgreSQL (PostgreSQL fails the old-backup check by design:"
+        " docs/privacy.md)",
+        "privacy",
+        ("passed.sqlite", "passed.postgres"),
+    ),
     Row("face verification accuracy, deepface pairs (threshold 0.6)", "face", ("faces_deepface.accuracy",)),
     Row(
         "face verification accuracy, LFW 10×10 all pairs",
@@ -616,6 +622,7 @@ ORDER = (
     "face",
     "speaker",
     "fusion",
+    "privacy",
     "asr",
     "textret",
     "locomo",

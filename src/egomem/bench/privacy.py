@@ -355,6 +355,7 @@ def run(options: BenchOptions) -> BenchResult:
             metrics["checks"][backend] = {what: ok for what, ok, _ in checks}
             rows += [[backend, what, "pass" if ok else "FAIL", detail] for what, ok, detail in checks]
     metrics["backends"] = list(metrics["checks"])
+    metrics["passed"] = {b: f"{sum(c.values())}/{len(c)}" for b, c in metrics["checks"].items()}
     metrics["all_pass"] = all(all(c.values()) for c in metrics["checks"].values())
     notes = [
         "turns are given as text with the voice they were attributed to (no VAD/ASR/attribution here)",
