@@ -28,7 +28,7 @@ from egomem.memory.config import MemoryConfig
 from egomem.memory.extractor import ExtractResult, MemoryExtractor
 from egomem.memory.items import ExtractedItem, SessionText, Turn, UpdatePlan
 from egomem.memory.provenance import provenance
-from egomem.memory.social import adopt_name, link_relation
+from egomem.memory.social import adopt_name, link_relation, same_name
 from egomem.memory.truecase import truecase
 from egomem.memory.updater import Applied, Encoder, MemoryUpdater
 from egomem.privacy.sensitivity import asks_privacy
@@ -160,7 +160,7 @@ class MemoryManager:
         """Extract and plan with one backend (reads the store, writes nothing)."""
         extracted = extractor.extract(session)
         name = next((it.text for it in extracted.items if it.kind == "name"), None)
-        user_id = known or self._user_by_name(name, identification)
+        user_id = self._speaker(known, name, identification)
         user_name = self.store.get_user(user_id).name if user_id else name
         return extracted, user_id, updater.plan(user_id, user_name, extracted.items)
 
@@ -182,6 +182,22 @@ class MemoryManager:
             t.model_copy(update={"text": truecase(t.text, names)}) if t.speaker == "user" else t for t in session.turns
         ]
         return session.model_copy(update={"turns": turns, "known_names": names})
+
+    def _speaker(self, known: str | None, name: str | None, ident: Identification | None) -> str | None:
+        """Whose memory the session is. A self-introduction is identity evidence: the face/voice match
+        (`known`) stands unless the speaker gives a name other than the matched user's ("I'm Sam" from
+        someone matched as Alex). Then the session is another person's: the enrolled user of that name
+        if there is exactly one, else a new person. Why not keep the match: a wrong match writes one
+        person's life onto another (a merge), while a wrong split costs a name asked again and can be
+        merged back (`egomem users merge`, undoable)."""
+        if known is None:
+            return self._user_by_name(name, ident)
+        said = None if name is None else self.store.get_user(known).name
+        if name is None or said is None or same_name(said, name):
+            return known
+        others = [u for u in self.store.find_users_by_name(name) if not u.placeholder and u.id != known]
+        log.warning("a speaker matched as %s introduced themselves as %s: not %s's session", said, name, said)
+        return others[0].id if len(others) == 1 else None
 
     def _user_by_name(self, name: str | None, ident: Identification | None) -> str | None:
         """Without a face/voice match, a text-only session whose user says the name of exactly

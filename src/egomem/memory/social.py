@@ -104,6 +104,16 @@ def _end_relation(
     store.log_noop("relation", f"item:{item.person}", user_id, {"item": item.text}, f"{cause}: ending of nothing known")
 
 
+def same_name(known: str, said: str) -> bool:
+    """Whether a name said is the known one: equal first names ignoring case, or one the start of the
+    other with at least 3 letters (Sam / Samantha, Chris / Christopher: the usual short forms)."""
+    a, b = (n.split()[0].casefold() if n.split() else "" for n in (known, said))
+    if not a or not b:
+        return False
+    short, long = sorted((a, b), key=len)
+    return a == b or (len(short) >= 3 and long.startswith(short))
+
+
 def adopt_name(store: MemoryStore, user_id: str, name: str, *, cause: str) -> str:
     """Record the name the user said. A placeholder of that name (someone talked about
     before being met) is merged into this user. Returns what was done, for the report."""
@@ -113,7 +123,7 @@ def adopt_name(store: MemoryStore, user_id: str, name: str, *, cause: str) -> st
     if user.name is None:
         store.rename_user(user_id, name, cause=cause)
         done.append("named")
-    elif user.name.lower() != name.lower():
+    elif not same_name(user.name, name):
         store.log_noop("user", user_id, user_id, {"said": name, "known": user.name}, f"{cause}: name differs, kept")
         return "name differs"
     if len(placeholders) == 1:

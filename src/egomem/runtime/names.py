@@ -13,6 +13,7 @@ from collections.abc import Callable
 from egomem.errors import EgomemError
 from egomem.memory.manager import MemoryManager
 from egomem.memory.rules_extract import name_in
+from egomem.memory.social import same_name
 from egomem.retrieval.process import RetrievalProcess
 from egomem.runtime.timeline import Timeline
 from egomem.store.base import MemoryStore
@@ -92,7 +93,10 @@ class NameLearner:
             return None
 
     def _adopt(self, user: str, name: str, t: float) -> None:
-        if self.name_of(user) is not None:
+        known = self.name_of(user)
+        if known is not None:
+            if not same_name(known, name):  # identity evidence: memory decides whose session it is
+                self.timeline.add(t, "warning", text=f"heard the name {name} from {known}: another person? not written")
             return
         try:
             done = self.manager.adopt_name(user, name, cause="name said during the session")
