@@ -102,7 +102,9 @@ def test_close_ends_the_steps_of_an_endless_device() -> None:
 def test_live_cli_on_virtual_devices_and_ctrl_c_finishes_the_session(tmp_path: Path) -> None:
     """`egomem live` on the demo clip played as a camera and a microphone in real time;
     Ctrl-C once Emily has spoken: her session is closed and remembered."""
-    env = {**os.environ, "EGOMEM_LLM__PROVIDER": "rules", "HF_HUB_OFFLINE": "1"}
+    # `live` asks before keeping anyone's face and voice (docs/privacy.md); this test is about the devices and
+    # Ctrl-C, so the recording's people are remembered as under `implicit` (test_consent_agent covers `ask`).
+    env = {**os.environ, "EGOMEM_LLM__PROVIDER": "rules", "HF_HUB_OFFLINE": "1", "EGOMEM_PRIVACY__CONSENT": "implicit"}
     cmd = [
         EGOMEM, "--data-dir", str(tmp_path), "live", "--max-backlog", "120",
         "--mic", f"lavfi:amovie={DEMO},arealtime", "--camera", f"lavfi:movie={DEMO},realtime",
