@@ -7,24 +7,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from tests.memory.test_split_repair import T0, _session
 
 from egomem.identity.types import FaceObservation, Identification, IdentityStatus, VoiceObservation
-from egomem.memory.items import SessionText, Turn
 from egomem.memory.manager import MemoryManager
 from egomem.memory.rules_provider import RulesProvider
 from egomem.memory.social import same_name
 from egomem.store.sqlite import SQLiteStore
-
-T0 = 1_700_000_000.0
-
-
-def _session(ep: str, start: float, lines: list[str]) -> SessionText:
-    turns = []
-    for i, line in enumerate(lines):
-        t = start + 10 * i
-        turns.append(Turn(speaker="user", text=line, start=t, end=t + 4))
-        turns.append(Turn(speaker="assistant", text="I see.", start=t + 5, end=t + 6))
-    return SessionText(episode_id=ep, start=start, end=start + 10 * len(lines), date="day", turns=turns)
 
 
 def _seen(seed: int, status: IdentityStatus, user_id: str | None = None) -> Identification:
