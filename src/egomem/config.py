@@ -217,9 +217,6 @@ class MemoryConfig(_Section):
     queue_lease_s: float = Field(default=900.0, gt=0.0)
     # The embedded worker waits while the stream loop runs more than this behind the stream clock.
     queue_yield_lag_s: float = Field(default=0.5, gt=0.0)
-    # At the end of a stream the agent waits this long for its queued sessions to be written (the job
-    # in hand finishes); what is left stays in the store for the next worker. None: until all are written.
-    queue_drain_timeout_s: float | None = Field(default=900.0, gt=0.0)
 
 
 class RetentionConfig(_Section):

@@ -156,14 +156,13 @@ def test_a_lockstep_run_waits_for_each_session(store: SQLiteStore) -> None:
 
 def test_the_drain_is_bounded_and_reports_what_it_left(tmp_path: Path) -> None:
     """A drain that runs out of time stops after the job in hand; the rest stays committed in the store."""
-    config = Config.model_validate({"memory": {"queue_drain_timeout_s": 0.5}})
     store = SQLiteStore(tmp_path / "memory.db")
     try:
-        agent = _agent(store, SlowRulesLLMMock(DELAY_S), config)
+        agent = _agent(store, SlowRulesLLMMock(DELAY_S), Config())
         agent.start()
         for step in replay(_recording()):
             agent.advance(step, lockstep=False)
-        agent.stop()
+        agent.stop(drain_timeout_s=0.5)
         drain = agent.result(0.0).memory_drain
         assert drain is not None and not drain.complete and drain.timeout_s == 0.5
         assert drain.left == sum(j.status != "done" for j in store.list_jobs()) > 0

@@ -41,7 +41,7 @@ from egomem.retrieval.process import RetrievalProcess
 from egomem.runtime.conversation_log import UNKNOWN_VOICE, ConversationLog
 from egomem.runtime.dialog_loop import DialogLoop, ProcessTimes, SpeakingChannel, Voices
 from egomem.runtime.identity_poller import IdentityPoller
-from egomem.runtime.memory_queue import AgentQueue, Drained
+from egomem.runtime.memory_queue import DRAIN_TIMEOUT_S, AgentQueue, Drained
 from egomem.runtime.memory_rounds import MemoryRounds, SessionHandled, Trigger
 from egomem.runtime.names import NameLearner
 from egomem.runtime.privacy_turns import PrivacyTurns
@@ -138,8 +138,9 @@ class EgoMem:
         self.identity.start()
         self.memory.start()
 
-    def stop(self) -> None:
-        """End of stream: close the open turn and session, finish pending memory work."""
+    def stop(self, *, drain_timeout_s: float | None = DRAIN_TIMEOUT_S) -> None:
+        """End of stream: close the open turn and session, finish pending memory work (the queued
+        sessions written, waiting at most `drain_timeout_s`; what is left stays in the store)."""
         t = self.stream.now_s
         # The turn still open at the end is transcribed before the final memory round is queued:
         # that round then sees its transcript, and no session overlapping it closes without it.
@@ -147,17 +148,19 @@ class EgoMem:
         self.identity.close()
         self.memory.close(t)
         self.identity.join()
-        self.drained = self.memory.join()
+        self.drained = self.memory.join(drain_timeout_s)
 
-    def run(self, steps: Iterator[Step], *, lockstep: bool = True) -> RunResult:
-        """Feed a whole stream through the agent; returns when memory is written."""
+    def run(
+        self, steps: Iterator[Step], *, lockstep: bool = True, drain_timeout_s: float | None = DRAIN_TIMEOUT_S
+    ) -> RunResult:
+        """Feed a whole stream through the agent; returns when memory is written (see `stop`)."""
         wall0 = time.perf_counter()
         self.start()
         try:
             for step in steps:
                 self.advance(step, lockstep=lockstep)
         finally:
-            self.stop()
+            self.stop(drain_timeout_s=drain_timeout_s)
         return self.result(time.perf_counter() - wall0)
 
     def advance(self, step: Step, *, lockstep: bool) -> None:

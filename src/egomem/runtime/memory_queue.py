@@ -32,6 +32,11 @@ log = logging.getLogger(__name__)
 # Told a job's outcome once it is settled, with the worker's result (None: known without running it).
 OnDone = Callable[[SessionOutcome, JobResult | None], None]
 
+# At the end of a stream the agent waits this long for its queued sessions to be written (the job in
+# hand finishes); what is left stays committed in the store for the next worker. `EgoMem.stop` and
+# `EgoMem.run` take another bound (None: until every one is written).
+DRAIN_TIMEOUT_S = 900.0
+
 
 def memory_jobs(config: Config, store: MemoryStore, manager: MemoryManager, *, source: str = "local") -> MemoryJobs:
     jobs = MemoryJobs(store, manager, RetryPolicy.from_config(config.memory), source=source)
@@ -77,7 +82,6 @@ class AgentQueue:
     def __init__(self, config: Config, store: MemoryStore, manager: MemoryManager) -> None:
         self.jobs = memory_jobs(config, store, manager)
         self.yield_lag_s = config.memory.queue_yield_lag_s
-        self.drain_timeout_s = config.memory.queue_drain_timeout_s
         self.lag = PerceptionLag()
         self.lockstep = False
         self.ended = False
@@ -143,22 +147,22 @@ class AgentQueue:
         """Jobs waiting or running in the store."""
         return self.jobs.stats().backlog
 
-    def stop(self) -> Drained | None:
-        """Stop the worker once every job is written, or after `memory.queue_drain_timeout_s` (the job in
-        hand finishes; what is left stays in the store and is logged); the drain's report."""
+    def stop(self, timeout_s: float | None = DRAIN_TIMEOUT_S) -> Drained | None:
+        """Stop the worker once every job is written, or after `timeout_s` (the job in hand finishes; what
+        is left stays in the store and is logged); the drain's report."""
         self.end_of_stream()
         if self.worker is None:
             return None
         t0 = time.perf_counter()
-        self.worker.stop(drain=True, timeout_s=self.drain_timeout_s)
+        self.worker.stop(drain=True, timeout_s=timeout_s)
         self.worker = None
         left = self.backlog()
-        self.drained = Drained(time.perf_counter() - t0, left, self.drain_timeout_s)
+        self.drained = Drained(time.perf_counter() - t0, left, timeout_s)
         if left:
             log.warning(
                 "memory queue: %d session(s) still waiting after the %.0f s drain; they stay in the store for the"
                 " next worker (egomem worker --once)",
                 left,
-                self.drain_timeout_s or 0.0,
+                timeout_s or 0.0,
             )
         return self.drained

@@ -37,7 +37,7 @@ from egomem.perception.audio import SAMPLE_RATE
 from egomem.retrieval.process import RetrievalProcess
 from egomem.runtime.conversation_log import UNKNOWN_VOICE, ConversationLog
 from egomem.runtime.dialog_loop import ProcessTimes
-from egomem.runtime.memory_queue import AgentQueue, Drained
+from egomem.runtime.memory_queue import DRAIN_TIMEOUT_S, AgentQueue, Drained
 from egomem.runtime.names import NameLearner
 from egomem.runtime.privacy_turns import PrivacyTurns
 from egomem.runtime.timeline import Timeline
@@ -133,14 +133,14 @@ class MemoryRounds:
         self._queue.put((t, True))
         self._queue.put(None)
 
-    def join(self) -> Drained | None:
-        """After `close`: the last round done, then every queued session written (bounded by
-        `memory.queue_drain_timeout_s`); the drain's report (None without a queue)."""
+    def join(self, drain_timeout_s: float | None = DRAIN_TIMEOUT_S) -> Drained | None:
+        """After `close`: the last round done, then every queued session written (for at most
+        `drain_timeout_s`); the drain's report (None without a queue)."""
         if self._thread is not None:
             self._thread.join()
             self._thread = None
         if self.jobs is not None:  # once every job is written
-            return self.jobs.stop()
+            return self.jobs.stop(drain_timeout_s)
         return None
 
     def _loop(self) -> None:
