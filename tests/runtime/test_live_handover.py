@@ -138,7 +138,7 @@ def test_a_live_run_enqueues_sessions_without_waiting_and_writes_each_once_after
     assert llm.threads == {"egomem-memory-jobs"}  # extraction ran in the queue's worker only
     # The drain: everything written, no yielding to the stopped stream (the worker's 30 s stretch).
     assert result.memory_drain is not None and result.memory_drain.complete
-    assert stop_s < 15.0
+    assert stop_s < sum(h.wall_s for h in handled) + 5.0  # the drain's time is extraction's, not idling
     stats = agent.memory_queue()
     assert stats is not None and stats.backlog == 0 and stats.done == len(SPEECH)
 

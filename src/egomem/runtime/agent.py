@@ -142,6 +142,7 @@ class EgoMem:
         """End of stream: close the open turn and session, finish pending memory work (the queued
         sessions written, waiting at most `drain_timeout_s`; what is left stays in the store)."""
         t = self.stream.now_s
+        self.memory.end_of_stream()  # from now on memory jobs run without yielding to perception
         # The turn still open at the end is transcribed before the final memory round is queued:
         # that round then sees its transcript, and no session overlapping it closes without it.
         self.dialog.flush()

@@ -126,12 +126,16 @@ class MemoryRounds:
             self._queue.join()
 
     def close(self, t: float) -> None:
-        """End of stream at `t`: a final round closes every open session, then the thread ends; the
-        queue's worker stops yielding to perception (there is none any more) and drains."""
-        if self.jobs is not None:
-            self.jobs.end_of_stream()
+        """End of stream at `t`: a final round closes every open session, then the thread ends."""
+        self.end_of_stream()
         self._queue.put((t, True))
         self._queue.put(None)
+
+    def end_of_stream(self) -> None:
+        """The stream stopped: the queue's worker stops yielding to perception (there is none any more)
+        and drains what is queued while the last turn is transcribed and the last round runs."""
+        if self.jobs is not None:
+            self.jobs.end_of_stream()
 
     def join(self, drain_timeout_s: float | None = DRAIN_TIMEOUT_S) -> Drained | None:
         """After `close`: the last round done, then every queued session written (for at most
