@@ -57,10 +57,18 @@ class Row:
     paths: tuple[str, ...]  # dotted paths into the metrics ("BENCH:path" for another result); joined by " / "
     paper: str = "—"
     fmt: str = "{:.3f}"
+    # What the result must say of itself (metrics key -> value) for its figures to be this row's: a
+    # result of another protocol (an older format, another pace or model) shows as not re-measured.
+    where: tuple[tuple[str, str], ...] = ()
 
 
 # Rows measured with the rules fallback only: the default (local LLM) run is still owed (issue 27).
 RULES_ONLY = " — rules extractor (fallback row; the default local LLM not yet measured)"
+
+# bench realtime's two protocols (docs/benchmarks/realtime.md): realtime.json the default (live, local
+# LLM), realtime_rules.json the rules extractor's fallback rows (lockstep, seeds 0,1,2).
+REALTIME_DEFAULT = (("pace", "live"), ("llm_provider", "local"))
+REALTIME_RULES = (("pace", "lockstep"), ("llm_provider", "rules"))
 
 SUMMARY: tuple[Row, ...] = (
     # Real recordings of real people first: what a user's own recordings get (bench real, test split).
@@ -318,22 +326,71 @@ SUMMARY: tuple[Row, ...] = (
         ("table.level1/clean.fact_score", "table.level2/clean.fact_score"),
         fmt="{:.2f}",
     ),
+    # bench realtime: the default configuration (local LLM) live, then the rules extractor in lockstep.
     Row(
-        "whole system real-time factor / CPU-s per stream second" + RULES_ONLY,
+        "realtime, live, default (local LLM): busy s per stream s of perception + dialog / CPU-s per stream s"
+        " / perception lag max / p95, s",
         "realtime",
-        ("rtf_overall", "pooled.cpu_s_per_stream_s"),
+        (
+            "pooled.rtf_perception_dialog",
+            "pooled.cpu_s_per_stream_s",
+            "pooled.perception_lag_s_max",
+            "pooled.perception_lag_s_p95",
+        ),
         PAPER["realtime_rtf"],
+        where=REALTIME_DEFAULT,
     ),
     Row(
-        "Level-1 correct-user latency p50 / p95, s" + RULES_ONLY,
+        "realtime, live, default: Level-1 correct-user latency p50 / p95, wall s (a missed visit counts whole)"
+        " / missed visits",
         "realtime",
-        ("pooled.level1_correct_latency_s_p50", "pooled.level1_correct_latency_s_p95"),
+        (
+            "pooled.level1_correct_latency_s_p50",
+            "pooled.level1_correct_latency_s_p95",
+            "pooled.level1_missed_visits",
+        ),
         fmt="{:.1f}",
+        where=REALTIME_DEFAULT,
     ),
     Row(
-        "identity purity / fragmentation (people → users)" + RULES_ONLY,
+        "realtime, live, default: memory lag p50 / p95 s / backlog at end of stream / after the drain"
+        " / drain s / peak RSS MB",
+        "realtime",
+        (
+            "pooled.memory_lag_s_p50",
+            "pooled.memory_lag_s_p95",
+            "pooled.memory_backlog_end_of_stream",
+            "pooled.memory_backlog_after_drain",
+            "pooled.drain_s",
+            "peak_rss_mb",
+        ),
+        fmt="{:.0f}",
+        where=REALTIME_DEFAULT,
+    ),
+    Row(
+        "realtime, live, default: identity purity / fragmentation (people → users)",
         "realtime",
         ("pooled.identity.purity", "pooled.identity.fragmentation"),
+        where=REALTIME_DEFAULT,
+    ),
+    Row(
+        "realtime, lockstep, rules extractor (fallback): RTF / CPU-s per stream s / Level-1 latency p50 / p95,"
+        " stream s / missed visits",
+        "realtime_rules",
+        (
+            "rtf_overall",
+            "pooled.cpu_s_per_stream_s",
+            "pooled.level1_correct_latency_s_p50",
+            "pooled.level1_correct_latency_s_p95",
+            "pooled.level1_missed_visits",
+        ),
+        where=REALTIME_RULES,
+    ),
+    Row(
+        "realtime, lockstep, rules extractor (fallback): identity purity / fragmentation",
+        "realtime_rules",
+        ("pooled.identity.purity", "pooled.identity.fragmentation"),
+        where=REALTIME_RULES,
     ),
     Row(
         "identity search at 1M face keys on PostgreSQL, p50 / p95 ms / top-1 agreement (ef_search chosen on dev)",
@@ -437,11 +494,17 @@ def provenance(rec: dict[str, Any]) -> str:
     return text
 
 
+def _fits(rec: dict[str, Any], row: Row) -> bool:
+    """Whether a result is of the protocol the row's figures are (its `where`)."""
+    return all(str(rec["metrics"].get(k)) == v for k, v in row.where)
+
+
 def summary(results: dict[str, dict[str, Any]]) -> str:
     rows = []
     for r in SUMMARY:
         where = [p.split(":", 1) if ":" in p else (r.bench, p) for p in r.paths]
         recs = {b: results.get(b) for b, _ in where}
+        recs = {b: rec if rec is not None and _fits(rec, r) else None for b, rec in recs.items()}
         vals = [get(rec["metrics"], p) if (rec := recs[b]) is not None else None for b, p in where]
         ours = MISSING if all(v is None for v in vals) else " / ".join(fmt(v, r.fmt) for v in vals)
         if ours != MISSING and any(rec is not None and stale_files(rec) for rec in recs.values()):
@@ -522,14 +585,27 @@ def realtime(rec: dict[str, Any]) -> str:
         ("identity.wrong_switches", "wrong switches"),
         ("identity.users", "real users"),
     )
+    live = m.get("pace") == "live"
+    if live:
+        keys += (
+            ("rtf_perception_dialog", "perception + dialog busy / stream s"),
+            ("cpu_s_per_stream_s", "CPU-s / stream s"),
+            ("perception_lag_s_max", "perception lag max s"),
+            ("memory_lag_s_p50", "memory lag p50 s"),
+            ("memory_lag_s_p95", "p95 s"),
+            ("memory_backlog_end_of_stream", "backlog at end"),
+            ("memory_backlog_after_drain", "after drain"),
+            ("drain_s", "drain s"),
+        )
     rows = [[f"seed {s}", *(fmt(get(v, k), "{:.3f}") for k, _ in keys)] for s, v in seeds.items()]
     if "pooled" in m:
         rows.append(["**pooled**", *(fmt(get(m["pooled"], k), "{:.3f}") for k, _ in keys)])
     if not rows:
         return generic(rec)
+    axis = "wall seconds, live" if live else "stream seconds"
     return (
         "Every visit is mapped to the Level-1 user that held most of it; latency is the first frame of the "
-        "visit to the Level-1 MemChunk of that (correct) user. Placeholders are not users.\n\n"
+        f"visit to the Level-1 MemChunk of that (correct) user ({axis}). Placeholders are not users.\n\n"
         + table(["run", *(label for _, label in keys)], rows)
         + "\n\nAll metrics:\n\n"
         + generic(rec)
@@ -612,6 +688,7 @@ LAYOUTS: dict[str, Callable[[dict[str, Any]], str]] = {
     "serve_fleet": serve_fleet,
     "locomo": locomo,
     "realtime": realtime,
+    "realtime_rules": realtime,
     "trigger": trigger,
     "eval-dialog_template": eval_dialog,
     "eval-dialog_cascaded": eval_dialog,
@@ -634,6 +711,7 @@ ORDER = (
     "conversation",
     "store",
     "realtime",
+    "realtime_rules",
     "memorize",
     "serve",
     "serve_fleet",

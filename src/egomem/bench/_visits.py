@@ -2,15 +2,23 @@
 
 A visit is a person in front of the camera from `start` to `end`. The Level-1 user is a
 step function of time, set by each Level-1 MemChunk event (`switches`). Every visit is
-mapped to the user that held Level 1 for most of it; each person is then mapped to the
-user holding most of their visits (their "own" user). From that:
+mapped to the user that held Level 1 for most of it. A user belongs to one person at most:
+the person whose visits it holds most (its majority person); each person's "own" user is, of
+the users that belong to them, the one holding most of their visits (none: every answer for
+that person is wrong). From that:
 
 - purity: of the visits mapped to a user, the share belonging to that user's majority
   person (1.0: no user ever stands for two people);
 - fragmentation: distinct users per person, averaged over people (1.0: nobody was split);
-- wrong switches: Level-1 switches, inside a visit, to a user other than the visitor's own;
+- wrong switches: Level-1 switches, inside a visit, to a user other than the visitor's own
+  (a user that stands for another person too is that person's, so it is wrong for this one);
 - correct-user latency: visit start -> Level 1 holds the visitor's own user (0 when it
-  already did); visits where that never happens are counted as missed.
+  already did). A visit where that never happens is missed and counts with the whole visit's
+  length (a lower bound of its latency), never dropped from the percentiles; the missed
+  visits are counted too.
+
+The times are whatever axis the caller gives (stream seconds for a lockstep replay, wall
+seconds for a live one), the same for visits and switches.
 
 Placeholder users (named people not met) are never a Level-1 user in practice; any that
 shows up is ignored, and they are not counted as users.
@@ -66,12 +74,19 @@ def score_visits(
         if u is not None:
             by_person[v.person][u] += 1
             by_user[u][v.person] += 1
-    own = {p: c.most_common(1)[0][0] for p, c in by_person.items()}
+    # A user is its majority person's (ties: the person seen first); a person's own user is the one
+    # of theirs holding most of their visits.
+    owner = {u: max(c, key=lambda p: c[p]) for u, c in by_user.items()}
+    own = {}
+    for p, c in by_person.items():
+        theirs = [(n, u) for u, n in c.most_common() if owner[u] == p]
+        if theirs:
+            own[p] = theirs[0][1]
     assigned = sum(sum(c.values()) for c in by_user.values())
     purity = sum(max(c.values()) for c in by_user.values()) / assigned if assigned else None
     people = {v.person for v in visits}
     fragmentation = float(np.mean([len(by_person[p]) for p in people if by_person[p]])) if by_person else None
-    wrong, latencies = 0, []
+    wrong, missed, latencies = 0, 0, []
     for v in visits:
         mine = own.get(v.person)
         inside = [(t, u) for t, u in switches if v.start <= t < v.end]
@@ -83,6 +98,9 @@ def score_visits(
         hit = next((t for t, u in inside if u == mine and mine is not None), None)
         if hit is not None:
             latencies.append(hit - v.start)
+        else:
+            missed += 1
+            latencies.append(v.end - v.start)
     return {
         "identity": {
             "purity": purity,
@@ -94,7 +112,7 @@ def score_visits(
         },
         "level1_correct_latency_s_p50": float(np.median(latencies)) if latencies else None,
         "level1_correct_latency_s_p95": float(np.percentile(latencies, 95)) if latencies else None,
-        "level1_missed_visits": len(visits) - len(latencies),
+        "level1_missed_visits": missed,
         "latencies": latencies,
     }
 

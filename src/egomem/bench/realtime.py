@@ -3,16 +3,20 @@
 The stream is built from real data: LibriSpeech test-other speakers (10 people, their
 own utterances) each paired with one LFW identity's photos (a different photo per
 visit), with gaps between turns and absences between visits; people come back later.
-It is replayed as fast as possible (lockstep with the identity polls, so results do
-not depend on machine speed) and we report:
+By default (`--set pace=live`) it is fed at real-time pace and the agent runs as on a
+device: steps as they come, polls and memory rounds without waiting, memory written by its
+queue, compute included. `--set pace=lockstep` replays it as fast as possible, each poll and
+memory round waited for, so who is identified when does not depend on machine speed. We report:
 
-- the real-time factor of each process (its busy seconds / stream seconds) and overall
-  (wall seconds / stream seconds);
 - who was identified: each visit is mapped to the Level-1 user holding most of it, and
   each person to the user holding most of their visits; purity, fragmentation and wrong
   switches follow (bench/_visits.py), with placeholders excluded;
 - the correct-user Level-1 latency: from a visitor's first frame on camera to the
-  Level-1 MemChunk of their own user;
+  Level-1 MemChunk of their own user (live: wall seconds), a missed visit counting as its
+  whole length;
+- live: perception lag (how far the stream loop runs behind the stream clock), memory lag
+  (a session's end -> its memory written), the memory backlog at the end of the stream and
+  after the drain (bounded by `--set drain=F` x the stream's length, default 2), the drain time;
 - where the time goes: busy seconds per component (ASR, TTS, face, voice, trigger,
   extraction + memory update) per stream second, timed around the product's own objects
   (`_Busy` wraps their methods with a timer and nothing else), and the process CPU time;
@@ -50,6 +54,7 @@ from egomem.runtime.build import Models, Services, build_agent
 from egomem.runtime.timeline import Timeline
 from egomem.store.sqlite import SQLiteStore
 from egomem.stream.buffer import Frame
+from egomem.stream.clock import STEP_S
 from egomem.stream.sources import Recording, replay
 
 W, H, FPS = 640, 480, 2.0
@@ -194,61 +199,189 @@ def _instrument(busy: _Busy, models: Models, agent: Any) -> None:
     agent.on_session_handled(lambda done: busy.add("extraction", done.wall_s))
 
 
-def run_seed(data: Path, minutes: float, seed: int, models: Models, cfg: Config, root: Path) -> dict[str, Any]:
-    """One stream (its own seed and fresh store) through the agent, scored visit by visit."""
+class _LiveClock:
+    """Wall seconds since the stream's first step, at each moment the bench records: when each step
+    is handed to the agent (`fed`), when it is done with it (`done`), when each Level-1 MemChunk and
+    each written session arrive (from the agent's threads)."""
+
+    def __init__(self) -> None:
+        self.t0 = time.perf_counter()
+        self.fed: list[float] = []
+        self.done: list[float] = []
+        self.level1: list[tuple[float, str | None]] = []
+        self.written: list[tuple[float, float]] = []  # (wall when written, stream time of the session's end)
+
+    def now(self) -> float:
+        return time.perf_counter() - self.t0
+
+    def fed_at(self, stream_t: float) -> float:
+        """Wall time at which the step holding stream time `stream_t` was handed to the agent."""
+        i = min(max(0, int(stream_t / STEP_S)), len(self.fed) - 1)
+        return self.fed[i]
+
+    def perception_lag(self) -> np.ndarray:
+        """Per step: how far the stream loop finished it behind the stream clock (0 when on time)."""
+        due = (np.arange(len(self.done)) + 1) * STEP_S
+        return np.maximum(0.0, np.asarray(self.done) - due)
+
+    def memory_lag(self) -> list[float]:
+        """Per written session: the wall time from its end reaching the agent to its memory written."""
+        return [w - self.fed_at(end) for w, end in self.written]
+
+
+def _pct(xs: Any, q: float) -> float | None:
+    arr = np.asarray(xs, dtype=float)
+    return float(np.percentile(arr, q)) if arr.size else None
+
+
+def run_seed(
+    data: Path,
+    minutes: float,
+    seed: int,
+    models: Models,
+    cfg: Config,
+    root: Path,
+    *,
+    pace: str = "live",
+    drain_factor: float = 2.0,
+) -> dict[str, Any]:
+    """One stream (its own seed and fresh store) through the agent, scored visit by visit.
+
+    `pace`: "live" feeds the stream at real-time pace and the agent runs as it would on a device
+    (steps as they come, memory in its queue, compute included: the latencies are wall seconds);
+    "lockstep" replays it as fast as possible, each poll and memory round waited for (repeatable;
+    the latencies are stream seconds). At the end of the stream the agent drains its memory queue for
+    at most `drain_factor` x the stream's length."""
+    live = pace == "live"
     rec, starts = build_stream(data, minutes, seed)
     ends = [t for t, _ in starts[1:]] + [rec.duration_s]
     visits = [Visit(t, end - ABSENT_S, spk) for (t, spk), end in zip(starts, ends, strict=True)]
     store = SQLiteStore(root / f"memory-seed{seed}.db")
     try:
         timeline = Timeline()
-        agent = build_agent(Services(cfg, store, models), timeline)
+        clock = _LiveClock()
+        agent = build_agent(Services(cfg, store, models), timeline, wall_origin=time.time())
+        origin = agent.wall_origin
+        timeline.subscribe(
+            lambda ev: (
+                clock.level1.append((clock.now(), ev.fields.get("user")))
+                if ev.type == "memchunk" and ev.fields.get("level") == 1
+                else None
+            )
+        )
+        agent.on_session_handled(lambda done: clock.written.append((clock.now(), done.session.end - origin)))
         busy = _Busy()
         with busy.active():
             _instrument(busy, models, agent)
             cpu0 = time.process_time()
-            result = agent.run(replay(rec), lockstep=True)
-            cpu_s = time.process_time() - cpu0
+            clock.t0 = time.perf_counter()
+            agent.start()
+            try:
+                for step in replay(rec, realtime=live):
+                    clock.fed.append(clock.now())
+                    agent.advance(step, lockstep=not live)
+                    clock.done.append(clock.now())
+            finally:
+                stream_wall, cpu_stream = clock.now(), time.process_time() - cpu0
+                queue_end = agent.memory_queue()
+                agent.stop(drain_timeout_s=drain_factor * rec.duration_s)
+            wall_s, cpu_s = clock.now(), time.process_time() - cpu0
+        result = agent.result(wall_s)
+        queue = agent.memory_queue()
         switches = [(e.time, e.fields.get("user")) for e in timeline.of_type("memchunk") if e.fields["level"] == 1]
         users = store.list_users(include_placeholders=False)
         placeholders = {u.id for u in store.list_users()} - {u.id for u in users}
     finally:
         store.close()
     dur = result.duration_s
+    if live:  # wall seconds: a visit from the moment its first frame reached the agent
+        visits = [Visit(clock.fed_at(v.start), clock.fed_at(v.end), v.person) for v in visits]
+        switches = clock.level1
     out = score_visits(visits, switches, placeholders)
     out["identity"]["users"] = len(users)
     out["identity"]["placeholders"] = len(placeholders)
+    times = result.times
+    lag = clock.perception_lag()
+    memory_lag = clock.memory_lag()
+    drain = result.memory_drain
     out.update(
+        pace=pace,
         stream_s=round(dur, 1),
         visits=len(visits),
         sessions_found=len(result.sessions),
-        rtf_overall=result.wall_s / dur,
+        sessions_written=len(result.outcomes),
+        # The stream loop's wall time per stream second (live: 1.0 when it kept pace) and the whole
+        # run's, the end-of-stream drain included.
+        rtf_stream=stream_wall / dur,
+        rtf_overall=wall_s / dur,
+        # Busy seconds of perception (ingest, VAD, ASR, face and voice polls) and dialog per stream second.
+        rtf_perception_dialog=(times.ingest + times.dialog + times.retrieval) / dur,
         rtf_by_process={
-            "ingest": result.times.ingest / dur,
-            "dialog": result.times.dialog / dur,
-            "retrieval": result.times.retrieval / dur,
-            "memory": result.times.memory / dur,
+            "ingest": times.ingest / dur,
+            "dialog": times.dialog / dur,
+            "retrieval": times.retrieval / dur,
+            "memory": times.memory / dur,
         },
         # Busy seconds per stream second of each component (inside the processes above:
         # dialog = ASR + TTS + VAD/turns + responder; retrieval = face + voice + matching and
         # Level 1; memory = trigger + extraction/update + session bookkeeping).
         rtf_by_component={k: v / dur for k, v in sorted(busy.seconds.items())},
         calls_by_component=dict(sorted(busy.calls.items())),
-        cpu_s_per_stream_s=cpu_s / dur,  # process CPU time, all threads (2 cores: at most 2.0)
+        cpu_s_per_stream_s=cpu_stream / dur,  # process CPU time while the stream ran, all threads (2 cores: <= 2.0)
+        drain_cpu_s=cpu_s - cpu_stream,
+        perception_lag_s_max=float(lag.max()) if lag.size else None,
+        perception_lag_s_p95=_pct(lag, 95),
+        memory_lag_s_p50=_pct(memory_lag, 50),
+        memory_lag_s_p95=_pct(memory_lag, 95),
+        # As the product reports it (`egomem status`: done_at - session_end, wall clock).
+        queue_lag_s_p50=None if queue is None else queue.lag_p50_s,
+        queue_lag_s_p95=None if queue is None else queue.lag_p95_s,
+        memory_backlog_end_of_stream=None if queue_end is None else queue_end.backlog,
+        memory_backlog_after_drain=None if drain is None else drain.left,
+        drain_s=None if drain is None else drain.wall_s,
+        drain_timeout_s=None if drain is None else drain.timeout_s,
+        drained=None if drain is None else drain.complete,
     )
     return out
 
 
+POOLED_MEANS = (
+    "cpu_s_per_stream_s",
+    "rtf_stream",
+    "rtf_perception_dialog",
+    "drain_s",
+    "memory_backlog_end_of_stream",
+    "memory_backlog_after_drain",
+)
+
+
+def _pool_live(per_seed: dict[str, dict[str, Any]], pooled: dict[str, Any]) -> None:
+    """The live figures over seeds: means of the per-seed ones, maxima of the lags, all drained or not."""
+    runs = list(per_seed.values())
+    for key in POOLED_MEANS:
+        vals = [r[key] for r in runs if r.get(key) is not None]
+        pooled[key] = float(np.mean(vals)) if vals else None
+    for key in ("perception_lag_s_max", "perception_lag_s_p95", "memory_lag_s_p50", "memory_lag_s_p95"):
+        vals = [r[key] for r in runs if r.get(key) is not None]
+        pooled[key] = max(vals) if vals else None  # the worst seed
+    drained = [r["drained"] for r in runs if r.get("drained") is not None]
+    pooled["drained"] = all(drained) if drained else None
+
+
 @register("realtime")
 def run(options: BenchOptions) -> BenchResult:
-    data = data_root(options)
     minutes = float(options.extra.get("minutes", 1.0 if options.quick else 10.0))
+    pace = options.extra.get("pace", "live")
+    if pace not in ("live", "lockstep"):
+        raise InputError(f"--set pace= is live or lockstep, not {pace!r}")
     try:
         seeds = [int(s) for s in options.extra.get("seeds", "0").split(",") if s.strip()]
+        drain_factor = float(options.extra.get("drain", 2.0))
     except ValueError as exc:
-        raise InputError(f"--set seeds= expects integers separated by commas: {exc}") from exc
+        raise InputError(f"--set seeds= expects integers separated by commas, drain= a number: {exc}") from exc
     if not seeds:
         raise InputError("--set seeds= names no seed")
+    data = data_root(options)
     with tempfile.TemporaryDirectory() as tmp:
         llm = options.extra.get("llm")
         cfg = load_config(data_dir=tmp, environ={"EGOMEM_LLM__PROVIDER": llm} if llm else {})
@@ -265,16 +398,21 @@ def run(options: BenchOptions) -> BenchResult:
         ):
             assert m is not None  # load every model before the clock starts
         load_s = time.perf_counter() - t_load
-        per_seed = {str(s): run_seed(data, minutes, s, models, cfg, Path(tmp)) for s in seeds}
+        per_seed = {}
+        for s in seeds:
+            options.report(f"seed {s}: a {minutes:g}-minute stream, {pace}")
+            per_seed[str(s)] = run_seed(data, minutes, s, models, cfg, Path(tmp), pace=pace, drain_factor=drain_factor)
     pooled, spread = pool(per_seed)
     for key in ("rtf_by_process", "rtf_by_component"):  # mean over seeds
         names = sorted({n for r in per_seed.values() for n in r[key]})
         pooled[key] = {n: float(np.mean([r[key].get(n, 0.0) for r in per_seed.values()])) for n in names}
-    pooled["cpu_s_per_stream_s"] = float(np.mean([r["cpu_s_per_stream_s"] for r in per_seed.values()]))
+    _pool_live(per_seed, pooled)
     for r in per_seed.values():
         del r["latencies"]
     metrics: dict[str, Any] = {
         "minutes": minutes,
+        "pace": pace,
+        "drain_factor": drain_factor,
         "seeds": per_seed,
         "pooled": pooled,
         "spread": spread,
@@ -288,20 +426,31 @@ def run(options: BenchOptions) -> BenchResult:
     }
     keys = ["identity.purity", "identity.fragmentation", "identity.wrong_switches", "identity.users"]
     keys += ["level1_correct_latency_s_p50", "level1_correct_latency_s_p95", "level1_missed_visits"]
-    keys += ["visits", "sessions_found", "rtf_overall", "cpu_s_per_stream_s"]
+    keys += ["visits", "sessions_found", "sessions_written"]
+    keys += ["rtf_perception_dialog", "rtf_stream", "rtf_overall", "cpu_s_per_stream_s"]
+    keys += ["perception_lag_s_max", "perception_lag_s_p95", "memory_lag_s_p50", "memory_lag_s_p95"]
+    keys += ["memory_backlog_end_of_stream", "memory_backlog_after_drain", "drain_s", "drained"]
     keys += [f"rtf_by_process.{p}" for p in ("dialog", "retrieval", "memory", "ingest")]
     keys += [f"rtf_by_component.{c}" for c in ("asr", "tts", "face", "voice", "trigger", "extraction")]
     runs = {**{f"seed {s}": r for s, r in per_seed.items()}, "pooled": pooled}
     rows = [[k, *(_get(r, k) for r in runs.values())] for k in keys]
+    axis = "wall seconds (live)" if pace == "live" else "stream seconds (lockstep)"
     notes = [
-        "every visit is mapped to the Level-1 user holding most of it; each person to the user holding most "
-        "of their visits; placeholders are not users",
-        "correct-user latency: first frame of a visit -> Level-1 MemChunk of the visitor's own user (poll 2 s)",
-        "rtf_overall = wall / stream seconds with the three processes running concurrently (lockstep polls)",
-        "rtf_by_process / rtf_by_component: busy seconds per stream second (components are parts of processes);"
-        " cpu_s_per_stream_s: process CPU seconds, all threads",
+        "every visit is mapped to the Level-1 user holding most of it; a user belongs to the person whose visits it"
+        " holds most, and each person's own user is the one of theirs holding most of their visits; placeholders"
+        " are not users",
+        f"correct-user latency, in {axis}: first frame of a visit -> Level-1 MemChunk of the visitor's own user"
+        " (poll 2 s); a missed visit counts as its whole length",
+        "rtf_perception_dialog: busy seconds of ingest + dialog (VAD, ASR, responder, TTS) + retrieval (face, voice)"
+        " per stream second; rtf_stream: the stream loop's wall / stream s (live: 1.0 = kept pace); rtf_overall:"
+        " the whole run's wall, the end-of-stream drain included",
+        "memory lag: a session's end reaching the agent -> its memory written (wall s); backlog: memory jobs"
+        f" committed and not yet written; the drain is bounded by {drain_factor:g} x the stream's length",
+        "cpu_s_per_stream_s: process CPU seconds while the stream ran, all threads; peak RSS of the whole run",
     ]
-    title = f"realtime, {minutes:g} min stream per seed, seeds {','.join(map(str, seeds))}, llm {cfg.llm.provider}"
+    title = (
+        f"realtime, {pace}, {minutes:g} min stream per seed, seeds {','.join(map(str, seeds))}, llm {cfg.llm.provider}"
+    )
     return BenchResult("realtime", metrics, [(title, ["metric", *runs], rows)], notes)
 
 
