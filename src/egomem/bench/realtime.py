@@ -446,7 +446,8 @@ def run(options: BenchOptions) -> BenchResult:
         " the whole run's wall, the end-of-stream drain included",
         "memory lag: a session's end reaching the agent -> its memory written (wall s); backlog: memory jobs"
         f" committed and not yet written; the drain is bounded by {drain_factor:g} x the stream's length",
-        "cpu_s_per_stream_s: process CPU seconds while the stream ran, all threads; peak RSS of the whole run",
+        "cpu_s_per_stream_s: process CPU seconds while the stream ran, all threads",
+        f"peak RSS of the whole run (models included): {metrics['peak_rss_mb']:.0f} MB",
     ]
     title = (
         f"realtime, {pace}, {minutes:g} min stream per seed, seeds {','.join(map(str, seeds))}, llm {cfg.llm.provider}"
