@@ -301,8 +301,9 @@ def run_seed(
     out["identity"]["users"] = len(users)
     out["identity"]["placeholders"] = len(placeholders)
     times = result.times
-    lag = clock.perception_lag()
-    memory_lag = clock.memory_lag()
+    # Lags against the wall clock mean something only at real-time pace (a lockstep replay runs ahead).
+    lag = clock.perception_lag() if live else np.zeros(0)
+    memory_lag = clock.memory_lag() if live else []
     drain = result.memory_drain
     out.update(
         pace=pace,
