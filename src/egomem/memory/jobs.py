@@ -30,7 +30,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -90,6 +90,8 @@ class JobResult:
     status: str  # what became of it: done, retry, failed
     outcome: SessionOutcome | None = None
     error: str = ""
+    wall_s: float = 0.0  # seconds this attempt took (extract, update agent, write)
+    cpu_s: float = 0.0  # process CPU seconds meanwhile (other threads' work included)
 
 
 # -- payload -------------------------------------------------------------------------------
@@ -186,6 +188,9 @@ class MemoryJobs:
         self._wanted: set[str] = set()  # keys whose outcome a caller of `run` waits for
         self.worker: Any = None  # a running JobWorker (memory/job_worker.py) runs what `run` submits
         self.submitted = threading.Event()  # set on every submit: wakes an idle worker
+        # Told every job this process settles (done or failed for good, not a retry), in the thread
+        # that ran it: how a caller that did not wait learns its outcome (runtime/memory_queue.py).
+        self.on_settled: list[Callable[[JobResult], None]] = []
 
     def key(self, episode_id: str) -> str:
         return f"{self.source}:{episode_id}"
@@ -206,11 +211,19 @@ class MemoryJobs:
         job = self.store.claim_job(worker, self.clock(), lease_s=self.policy.lease_s, key=key, stale=dead_local_worker)
         if job is None:
             return None
+        t0, c0 = time.perf_counter(), time.process_time()
         result = self._run(job, worker)
+        result = replace(result, wall_s=time.perf_counter() - t0, cpu_s=time.process_time() - c0)
         with self._settled:
             if result.outcome is not None and job.key in self._wanted:
                 self._outcomes[job.key] = result.outcome
             self._settled.notify_all()
+        if result.status != "retry":
+            for callback in self.on_settled:
+                try:
+                    callback(result)
+                except Exception:  # a listener's bug must not stop the worker (the job is written)
+                    log.exception("memory job %s: a completion listener failed", job.key)
         return result
 
     def _run(self, job: MemoryJob, worker: str) -> JobResult:
@@ -282,11 +295,20 @@ class MemoryJobs:
         outcome = self.run(session, identification)
         if outcome is not None:
             return outcome
-        job = self.store.job(self.key(session.episode_id))
+        settled = self.settled_outcome(self.key(session.episode_id))
+        assert settled is not None  # `run` returns once the job is settled
+        return settled
+
+    def settled_outcome(self, key: str) -> SessionOutcome | None:
+        """The outcome of job `key` as its row tells it, once settled (done or failed; written by this
+        process earlier or by another); None while it waits or runs."""
+        job = self.store.job(key)
         if job.status == "failed":
-            return SessionOutcome(session.episode_id, False, reason=job.last_error or "memory job failed")
+            return SessionOutcome(job.episode_id, False, reason=job.last_error or "memory job failed")
+        if job.status != "done":
+            return None
         ok = job.outcome.startswith("done")
-        return SessionOutcome(session.episode_id, ok, reason="" if ok else job.outcome, notes=["written earlier"])
+        return SessionOutcome(job.episode_id, ok, reason="" if ok else job.outcome, notes=["written earlier"])
 
     def drain(self, *, timeout_s: float | None = None) -> int:
         """Until no job is left pending or running: run them here, or, while a worker thread runs, wait
