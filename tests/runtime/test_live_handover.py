@@ -19,20 +19,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 from pydantic import BaseModel
-from tests.runtime.test_session_close import LINE, EnergyVAD, ScriptedASR
+from tests.runtime.test_session_close import LINE, ScriptedASR, agent_over_mocks
 
 from egomem.config import Config
-from egomem.dialog.template import TemplateResponder
 from egomem.llm.base import T
 from egomem.memory.manager import MemoryManager
 from egomem.memory.rules_provider import RulesProvider
-from egomem.memory.trigger.metrics import sessions
 from egomem.perception.audio import SAMPLE_RATE
 from egomem.retrieval.encoder import default_encoder
-from egomem.retrieval.process import RetrievalProcess
-from egomem.runtime.agent import Components, EgoMem, SessionHandled
+from egomem.runtime.agent import EgoMem, SessionHandled
 from egomem.runtime.memory_queue import AgentQueue
-from egomem.runtime.window import AgentStream
 from egomem.store.sqlite import SQLiteStore
 from egomem.stream.clock import STEP_S
 from egomem.stream.sources import Recording, replay
@@ -74,19 +70,7 @@ class SlowRulesLLMMock(RulesProvider):
 
 
 def _agent(store: SQLiteStore, llm: RulesProvider, config: Config) -> EgoMem:
-    encoder = default_encoder()
-    stream = AgentStream(config.runtime.buffer_s)
-    parts = Components(
-        store=store,
-        retrieval=RetrievalProcess(store, encoder=encoder, config=config.retrieval, clock=stream.clock),
-        model=TemplateResponder(),
-        transcriber=ScriptedASR(),  # type: ignore[arg-type]
-        trigger=EnergyTrigger(),
-        sessions=sessions,
-        manager=MemoryManager(store, llm, encoder, config.memory),
-        vad=EnergyVAD(),  # type: ignore[arg-type]
-    )
-    return EgoMem(config, parts, stream=stream)
+    return agent_over_mocks(store, ScriptedASR(), lambda _stream: EnergyTrigger(), llm, config)
 
 
 def _recording() -> Recording:

@@ -10,6 +10,7 @@ rounds, the session logic, the rules extractor and the store are the product's.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -83,7 +84,22 @@ class ScriptedASR:
 
 def _agent(store: SQLiteStore, transcriber: ScriptedASR, trigger: list[tuple[float, float]] | None = None) -> EgoMem:
     """The agent over mocked perception (energy VAD, scripted ASR), the trigger scheduled by stream time."""
-    config = Config()
+    spans = trigger
+    return agent_over_mocks(
+        store, transcriber, lambda stream: None if spans is None else ScheduledTrigger(spans, lambda: stream.now_s)
+    )
+
+
+def agent_over_mocks(
+    store: SQLiteStore,
+    transcriber: ScriptedASR,
+    trigger: Callable[[AgentStream], object],
+    llm: RulesProvider | None = None,
+    config: Config | None = None,
+) -> EgoMem:
+    """The agent over mocked perception (energy VAD, `transcriber`), `trigger(stream)` its trigger, the
+    rules extractor (or `llm`) and the product's memory, retrieval and store."""
+    config = config or Config()
     encoder = default_encoder()
     stream = AgentStream(config.runtime.buffer_s)
     parts = Components(
@@ -91,9 +107,9 @@ def _agent(store: SQLiteStore, transcriber: ScriptedASR, trigger: list[tuple[flo
         retrieval=RetrievalProcess(store, encoder=encoder, config=config.retrieval, clock=stream.clock),
         model=TemplateResponder(),
         transcriber=transcriber,
-        trigger=ScheduledTrigger(trigger, lambda: stream.now_s) if trigger is not None else None,  # type: ignore[arg-type]
+        trigger=trigger(stream),  # type: ignore[arg-type]
         sessions=sessions,
-        manager=MemoryManager(store, RulesProvider(), encoder, config.memory),
+        manager=MemoryManager(store, llm or RulesProvider(), encoder, config.memory),
         vad=EnergyVAD(),  # type: ignore[arg-type]
     )
     return EgoMem(config, parts, stream=stream)
