@@ -73,7 +73,7 @@ def score_world(names: dict[str, str], visits: list[VisitRecord], facts: list[Fa
     named_day1 = {v.person for v in visits if v.day == 1 and v.says_name}
     never_named = set(people) - {v.person for v in visits if v.says_name}
     greet: dict[str, Counter[str]] = {"day2": Counter(), "later_days": Counter()}
-    wrong_greetings: list[dict[str, Any]] = []
+    missed: list[dict[str, Any]] = []  # greetings not by the right name, for reading
     for v in visits:
         if v.day < 2 or not v.first_of_day or v.person not in named_day1:
             continue
@@ -81,8 +81,8 @@ def score_world(names: dict[str, str], visits: list[VisitRecord], facts: list[Fa
         outcome = "wrong" if said - {v.person} else "right" if v.person in said else "none"
         for key in ("day2", "later_days") if v.day == 2 else ("later_days",):
             greet[key][outcome] += 1
-        if outcome == "wrong":
-            wrong_greetings.append({"person": v.person, "day": v.day, "said": v.proactive})
+        if outcome != "right":
+            missed.append({"person": names[v.person], "day": v.day, "outcome": outcome, "said": v.proactive})
     never_named_greeted = sum(1 for v in visits if v.person in never_named and _names_in(v.proactive, names))
     latencies: list[int] = []
     for v in visits:
@@ -109,7 +109,7 @@ def score_world(names: dict[str, str], visits: list[VisitRecord], facts: list[Fa
         "later_days_eligible": sum(greet["later_days"].values()),
         "later_days_right": greet["later_days"]["right"],
         "later_days_wrong": greet["later_days"]["wrong"],
-        "wrong_greetings": wrong_greetings,
+        "greetings_not_right": missed,
         "never_named_people": len(never_named),
         "never_named_greeted": never_named_greeted,
         "latencies_polls": latencies,

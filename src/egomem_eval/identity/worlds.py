@@ -140,12 +140,14 @@ def _order(rng: random.Random, keys: list[str]) -> list[str]:
     return keys
 
 
-def generate_world(pool: Pool, seed: int) -> World:
-    if len(pool.faces) < 6 or len(pool.speech) < 6:
-        raise ValueError(f"{pool.split} split: too few people ({len(pool.faces)} faces, {len(pool.speech)} speakers)")
+def generate_world(pool: Pool, seed: int, *, n_people: int | None = None, days: int | None = None) -> World:
+    """World `seed` of the pool's split: 3-6 people and 2-3 days unless given."""
     rng = random.Random(f"identity:{pool.split}:{seed}")
-    n_people = rng.randint(3, 6)
-    days = rng.randint(2, 3)
+    n_people = n_people or rng.randint(3, 6)
+    days = days or rng.randint(2, 3)
+    if len(pool.faces) < n_people or len(pool.speech) < n_people:
+        have = f"{len(pool.faces)} faces, {len(pool.speech)} speakers"
+        raise ValueError(f"{pool.split} split: {have} for {n_people} people")
     pairs: list[tuple[str, str, bool]] = []  # (speaker, face, hard)
     if pool.hard:
         for spk, face in pool.hard[seed % len(pool.hard)]:
