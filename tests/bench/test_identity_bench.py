@@ -3,14 +3,13 @@ people (tests/data photos and LibriSpeech speech) runs end to end through the pr
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from egomem.bench._identity_drive import run_world
-from egomem.config import load_config
+from egomem.bench.identity import bench_config
 from egomem.perception.audio import load_audio
 from egomem.providers import create
 from egomem.runtime.build import Models
@@ -116,7 +115,7 @@ def test_tiny_world_end_to_end(tmp_path: Path, test_data: Path) -> None:
     world = generate_world(pool, 0, n_people=2, days=2)
     assert {(p.speaker, p.face) for p in world.people} == {("367", "Colin_Powell"), ("2414", "Ariel_Sharon")}
     assert all(p.hard for p in world.people)
-    cfg = load_config(environ={**os.environ, "EGOMEM_LLM__PROVIDER": "rules"})
+    cfg = bench_config("rules")
     models = Models(cfg)
     face_cache, voice_cache = cache_models(models, tmp_path / "cache")
     llm = create("llm", cfg.llm, models.context)
