@@ -105,6 +105,7 @@ def test_second_person() -> None:
     assert second_person("is allergic to peanuts") == "you are allergic to peanuts"
     assert second_person("studies law") == "you study law"
     assert second_person("watches films") == "you watch films"
+    assert second_person("goes running every week") == "you go running every week"
 
 
 def test_new_name_while_identity_still_shows_the_last_person() -> None:

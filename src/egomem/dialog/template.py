@@ -37,7 +37,7 @@ def tokens(text: str) -> Iterator[str]:
     yield from re.findall(r"\s+|[^\s]+", text)
 
 
-_TO_YOU = {"is": "are", "has": "have", "was": "were", "does": "do"}
+_TO_YOU = {"is": "are", "has": "have", "was": "were", "does": "do", "goes": "go"}
 
 
 def second_person(fact: str) -> str:
