@@ -22,7 +22,15 @@ def _texts(*user: str) -> list[str]:
 
 @pytest.mark.parametrize(
     ("said", "name"),
-    [("Hi, I'm Maria.", "Maria"), ("my name is john", "John"), ("Please call me Bea.", "Bea"), ("I'm tired.", None)],
+    [
+        ("Hi, I'm Maria.", "Maria"),
+        ("my name is john", "John"),
+        ("Please call me Bea.", "Bea"),
+        ("I'm tired.", None),
+        ("The name is Ryan.", "Ryan"),
+        ("Hi, the name is Nora, by the way.", "Nora"),
+        ("I forgot what the name is.", None),
+    ],
 )
 def test_names(said: str, name: str | None) -> None:
     got = [i.text for i in _items(said) if i.kind == "name"]

@@ -41,7 +41,8 @@ def user_name(s: str, c: Collector) -> bool:
     ones ("I'm X", "this is X", "X here", "it's X") that the judge must back."""
     # (pattern, strong context, capital letters count as evidence)
     patterns = [
-        (rf"\b(?:my name(?: is|'s)|name's)\s+{_TWO}{_END}", True, c.cased),
+        # "The name is Ryan." introduces the speaker only where it opens the sentence.
+        (rf"(?:\b(?:my name(?: is|'s)|name's)|{_GREETING}the name is)\s+{_TWO}{_END}", True, c.cased),
         (rf"\b(?:call me|i go by|people call me|everyone calls me)\s+{_TWO}{_END}", c.cased, c.cased),
         (rf"\b(?:i'm|i am)\s+{_TWO}{_END}", False, c.cased),
         # Sentence-initial introductions: "This is Anna" also introduces places and brands,
