@@ -86,6 +86,9 @@ class RunResult:
     # The transcribed user turns: (start, end, text, person by voice; None = the session's user,
     # UNKNOWN_VOICE = nobody's), for a caller that scores who was heard saying what.
     heard: list[tuple[float, float, str, str | None]] = field(default_factory=list)
+    # What store failures cost memory: rounds failed / recovered, job attempts that died with the
+    # store, callers that waited it out, jobs run again and written (MemoryRounds.failure_counts).
+    memory_failures: dict[str, int] = field(default_factory=dict)
 
 
 class EgoMem:
@@ -188,7 +191,8 @@ class EgoMem:
     def result(self, wall_s: float) -> RunResult:
         heard = [(h.start, h.end, h.text, h.speaker) for h in self.log.heard_turns()]
         outcomes, sessions = list(self.memory.outcomes), list(self.memory.finished)
-        return RunResult(self.stream.now_s, wall_s, self.times, outcomes, sessions, heard)
+        failures = self.memory.failure_counts()
+        return RunResult(self.stream.now_s, wall_s, self.times, outcomes, sessions, heard, failures)
 
     # -- what callers outside the runtime may do -------------------------------------------
     def assistant_said(self, text: str, t: float | None = None, *, has_audio: bool = False) -> None:
