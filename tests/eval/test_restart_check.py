@@ -7,8 +7,13 @@ from typing import Any
 
 from egomem_eval.restart_check import judge_crash, missing_rows
 
-BEFORE = {"users": {"u1", "u2"}, "facts": {"f1", "f2", "f3"}, "episodes": {"e1"}, "keys": {1, 2}}
-GROWN = {"users": {"u1", "u2"}, "facts": {"f1", "f2", "f3", "f4"}, "episodes": {"e1", "e2"}, "keys": {1, 2, 3}}
+BEFORE: dict[str, set[Any]] = {"users": {"u1", "u2"}, "facts": {"f1", "f2", "f3"}, "episodes": {"e1"}, "keys": {1, 2}}
+GROWN: dict[str, set[Any]] = {
+    "users": {"u1", "u2"},
+    "facts": {"f1", "f2", "f3", "f4"},
+    "episodes": {"e1", "e2"},
+    "keys": {1, 2, 3},
+}
 FAILURES = {"rounds_failed": 0, "rounds_recovered": 0, "store_failures": 1, "store_waits": 2}
 
 
