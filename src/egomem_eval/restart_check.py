@@ -2,8 +2,9 @@
 
 A crash passes when every row committed before the kill (users, facts, episodes, identity keys, by
 id) is there after crash recovery and at the end; every memory job of the phase is written (none
-pending, running or failed at the end), so every attempt or round the outage failed was retried to
-completion; every device's session finished; and every worker process is alive. `problems` names
+pending, running or failed at the end); every job the outage hit (an attempt that died with the
+store, a hand-over that had to wait it out) was tried again and written; a memory round that failed
+was followed by one that went through; every device's session finished; every worker is alive. `problems` names
 each check that failed, so a result that only looks good (rows "lost: 0" with a row missing, a
 failed job never completed) is counted wrong.
 """
@@ -32,13 +33,16 @@ def judge_crash(
     after_recovery: Mapping[str, Set[Any]],
     at_end: Mapping[str, Set[Any]],
     jobs: Mapping[str, str],
+    hit: Set[str],
+    retried: Set[str],
     failures: Mapping[str, int],
     devices: int,
     sessions_completed: int,
     workers_alive: list[bool],
 ) -> CrashVerdict:
     """`before`/`after_recovery`/`at_end`: row ids per table; `jobs`: the phase's memory jobs, key ->
-    status at the end; `failures`: the devices' summed `memory_failures` (server `done` events)."""
+    status at the end; `hit` / `retried`: the keys of the jobs the outage hit and of those tried again,
+    and `failures` the counts, over every device (the server's `done` events, `memory_failures`)."""
     problems: list[str] = []
     for when, after in (("after recovery", after_recovery), ("at the end", at_end)):
         lost = {t: n for t, n in missing_rows(before, after).items() if n}
@@ -47,11 +51,12 @@ def judge_crash(
     unwritten = sorted(k for k, status in jobs.items() if status != "done")
     if unwritten:
         problems.append(f"{len(unwritten)} memory job(s) not written at the end: {unwritten[:5]}")
-    died, again = failures.get("store_failures", 0), failures.get("retries_run", 0)
-    if again < died:
-        problems.append(f"{died} job attempt(s) died with the store, {again} run again")
-    if failures.get("store_failures", 0) and not failures.get("retries_done", 0):
-        problems.append("no job run again after the outage was written")
+    never_again = sorted(hit - retried)
+    if never_again:
+        problems.append(f"{len(never_again)} job(s) the outage hit never tried again: {never_again[:5]}")
+    hit_unwritten = sorted(k for k in hit if jobs.get(k) != "done")
+    if hit_unwritten:
+        problems.append(f"{len(hit_unwritten)} job(s) the outage hit not written: {hit_unwritten[:5]}")
     if failures.get("rounds_failed", 0) and not failures.get("rounds_recovered", 0):
         problems.append(f"{failures['rounds_failed']} memory round(s) failed and none went through afterwards")
     if sessions_completed < devices:

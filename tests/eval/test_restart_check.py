@@ -23,6 +23,8 @@ def _whole(**change: Any) -> dict[str, Any]:
         "after_recovery": BEFORE,
         "at_end": GROWN,
         "jobs": {"local:e1": "done", "local:e2": "done"},
+        "hit": {"local:e2"},
+        "retried": {"local:e2"},
         "failures": {**FAILURES, "retries_run": 1, "retries_done": 1},
         "devices": 4,
         "sessions_completed": 4,
@@ -49,14 +51,20 @@ def test_a_committed_row_gone_by_the_end_is_counted_wrong() -> None:
 
 
 def test_a_failed_memory_job_never_completed_is_counted_wrong() -> None:
-    never_run_again = _whole(jobs={"local:e1": "done", "local:e2": "running"}, failures={**FAILURES})
+    never_run_again = _whole(jobs={"local:e1": "done", "local:e2": "running"}, retried=set())
     verdict = judge_crash(**never_run_again)
     assert not verdict.ok
     assert verdict.problems == [
         "1 memory job(s) not written at the end: ['local:e2']",
-        "1 job attempt(s) died with the store, 0 run again",
-        "no job run again after the outage was written",
+        "1 job(s) the outage hit never tried again: ['local:e2']",
+        "1 job(s) the outage hit not written: ['local:e2']",
     ]
+
+
+def test_a_job_the_outage_hit_that_is_not_in_the_store_is_counted_wrong() -> None:
+    """A hand-over that waited and gave up: its key never reached the store, so it is not written."""
+    verdict = judge_crash(**_whole(hit={"local:e2", "local:e9"}, retried={"local:e2", "local:e9"}))
+    assert not verdict.ok and verdict.problems == ["1 job(s) the outage hit not written: ['local:e9']"]
 
 
 def test_a_failed_round_that_never_went_through_a_lost_session_and_a_dead_worker_are_counted_wrong() -> None:

@@ -68,6 +68,7 @@ def test_a_job_whose_write_died_with_the_connection_is_retried_once_the_store_an
     assert len(store.list_episodes()) == 1 and _facts(store) == ["works as an engineer", "works at Acme"]
     assert jobs.run_next() is None
     assert jobs.counts == {"store_failures": 1, "store_waits": 0, "retries_run": 1, "retries_done": 1}
+    assert jobs.hit == jobs.retried == {key}
 
 
 def test_another_thread_of_the_process_takes_an_orphan_back_but_never_a_job_being_run(
@@ -114,7 +115,7 @@ def test_handing_over_waits_out_an_outage_instead_of_failing_the_round(store: SQ
         timer.cancel()
     assert outage.hits >= 2 and out.ok and out.user_id is not None  # written by this call once the store answered
     assert store.job("local:e1").status == "done" and len(store.list_episodes()) == 1
-    assert jobs.counts["store_waits"] == 1
+    assert jobs.counts["store_waits"] == 1 and jobs.hit == jobs.retried == {"local:e1"}
 
 
 def test_an_outage_longer_than_store_wait_s_is_raised_when_nothing_was_stored(store: SQLiteStore, encoder: Any) -> None:

@@ -34,4 +34,4 @@ def test_a_final_round_that_fails_is_run_again_and_stores_its_session_once(
     assert len(store.list_jobs()) == 1 and store.list_jobs()[0].status == "done"
     failures = result.memory_failures
     assert (failures["rounds_failed"], failures["rounds_recovered"]) == (2, 1)
-    assert failures["store_failures"] == 0 and failures["retries_run"] == 0
+    assert failures["store_failures"] == 0 and failures["retries_run"] == 0 and failures["jobs_hit"] == []

@@ -21,7 +21,9 @@ A store that stops answering (a database restart or crash: StoreUnreachable) fai
 idempotent, and reading the job's status again), and an attempt whose write died with the
 connection is given back with the backoff, or, when giving it back fails too, stays claimed by this
 process with no thread running it: an orphan, which the process's next claim takes back at once
-once the database answers (no lease to wait out). `counts` says how often each happened.
+once the database answers (no lease to wait out). `counts` says how often each happened, and
+`hit` / `retried` which jobs (keys) the store's failures hit and which of those were tried again
+(a wait that ended with the store answering, or a new attempt).
 
 Workers: `memory/job_worker.py` (a low-priority thread, embedded) and the PostgreSQL
 queue of `runtime/fleet_queue.py` (any number of `egomem worker` processes); both run
@@ -215,11 +217,18 @@ class MemoryJobs:
         # What the store's failures cost this process: attempts that died with the store, callers that
         # waited a database out, jobs run again after a failed attempt and how many of those were written.
         self.counts = {"store_failures": 0, "store_waits": 0, "retries_run": 0, "retries_done": 0}
+        self.hit: set[str] = set()
+        self.retried: set[str] = set()
         self._counts_lock = threading.Lock()
 
-    def _count(self, name: str) -> None:
+    def _count(self, name: str, *, hit: str | None = None, retried: str | None = None) -> None:
         with self._counts_lock:
-            self.counts[name] += 1
+            if name:
+                self.counts[name] += 1
+            if hit is not None:
+                self.hit.add(hit)
+            if retried is not None:
+                self.retried.add(retried)
 
     def key(self, episode_id: str) -> str:
         return f"{self.source}:{episode_id}"
@@ -254,7 +263,7 @@ class MemoryJobs:
             with _RUNNING_LOCK:
                 _RUNNING.discard(worker)
         if job.attempts > 1:
-            self._count("retries_run")
+            self._count("retries_run", retried=job.key)
             if result.status == "done":
                 self._count("retries_done")
         with self._settled:
@@ -288,7 +297,7 @@ class MemoryJobs:
         except EgomemError as exc:  # the store refused (a lost connection, a lease taken over): due again later
             log.warning("memory job %s attempt %d: %s", job.key, job.attempts, exc)
             if isinstance(exc, StoreUnreachable):
-                self._count("store_failures")
+                self._count("store_failures", hit=job.key)
             self._give_back(job, worker, str(exc))
             return JobResult(job, "retry", error=str(exc))
         return JobResult(job, "done", outcome)
@@ -313,7 +322,7 @@ class MemoryJobs:
         with self._settled:
             self._wanted.add(key)
         try:
-            self._waiting_out(lambda: self.submit(session, identification))
+            self._waiting_out(lambda: self.submit(session, identification), key=key)
             if self.worker is None or not self.worker.alive:
 
                 def settled_here() -> bool:
@@ -323,7 +332,7 @@ class MemoryJobs:
                         time.sleep(min(0.5, self.policy.backoff_s))
                     return False
 
-                self._waiting_out(settled_here, until_true=True)
+                self._waiting_out(settled_here, until_true=True, key=key)
             return self.wait(key)
         finally:
             with self._settled:
@@ -347,7 +356,7 @@ class MemoryJobs:
             return SessionOutcome(session.episode_id, True, notes=["queued: the store did not answer in time"])
         if outcome is not None:
             return outcome
-        job = self._waiting_out(lambda: self.store.job(key))
+        job = self._waiting_out(lambda: self.store.job(key), key=key)
         if job.status == "failed":
             return SessionOutcome(session.episode_id, False, reason=job.last_error or "memory job failed")
         ok = job.outcome.startswith("done")
@@ -360,7 +369,7 @@ class MemoryJobs:
             return False
         return True
 
-    def _waiting_out(self, call: Callable[[], Any], *, until_true: bool = False) -> Any:
+    def _waiting_out(self, call: Callable[[], Any], *, until_true: bool = False, key: str | None = None) -> Any:
         """`call()` (until it returns True, with `until_true`), waiting out a database that does not
         answer with a backoff (0.2 s doubling to 5 s) for up to `store_wait_s` at a stretch; then the
         StoreUnreachable is raised. Only for calls that are safe to repeat (idempotent)."""
@@ -373,7 +382,7 @@ class MemoryJobs:
                 now = time.monotonic()
                 if down_since is None:
                     down_since = now
-                    self._count("store_waits")
+                    self._count("store_waits", hit=key)
                     log.warning(
                         "the memory store does not answer (%s): waiting up to %.0f s", exc, self.policy.store_wait_s
                     )
@@ -382,6 +391,8 @@ class MemoryJobs:
                 time.sleep(pause)
                 pause = min(5.0, pause * 2)
                 continue
+            if down_since is not None:
+                self._count("", retried=key)
             down_since, pause = None, 0.2
             if not until_true or result:
                 return result
@@ -414,7 +425,7 @@ class MemoryJobs:
                     return self._outcomes.pop(key)
             # Read outside the lock: waiting out a database that does not answer must not hold up the
             # worker that reports an outcome.
-            settled = self._waiting_out(lambda: self.store.job(key)).status in ("done", "failed")
+            settled = self._waiting_out(lambda: self.store.job(key), key=key).status in ("done", "failed")
             with self._settled:
                 if key in self._outcomes or settled:
                     return self._outcomes.pop(key, None)

@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import soundfile as sf
@@ -88,7 +89,7 @@ class RunResult:
     heard: list[tuple[float, float, str, str | None]] = field(default_factory=list)
     # What store failures cost memory: rounds failed / recovered, job attempts that died with the
     # store, callers that waited it out, jobs run again and written (MemoryRounds.failure_counts).
-    memory_failures: dict[str, int] = field(default_factory=dict)
+    memory_failures: dict[str, Any] = field(default_factory=dict)
 
 
 class EgoMem:

@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -94,9 +94,13 @@ class MemoryRounds:
         self.counts = {"rounds_failed": 0, "rounds_recovered": 0}
         self._failing = False
 
-    def failure_counts(self) -> dict[str, int]:
-        """Rounds failed and recovered, and what the store's failures cost the memory queue (memory/jobs.py)."""
-        return {**self.counts, **(self.jobs.jobs.counts if self.jobs is not None else {})}
+    def failure_counts(self) -> dict[str, Any]:
+        """Rounds failed and recovered, and what the store's failures cost the memory queue (memory/jobs.py):
+        counts, and the keys of the jobs they hit (`jobs_hit`) and of those tried again (`jobs_retried`)."""
+        if self.jobs is None:
+            return dict(self.counts)
+        jobs = self.jobs.jobs
+        return {**self.counts, **jobs.counts, "jobs_hit": sorted(jobs.hit), "jobs_retried": sorted(jobs.retried)}
 
     def observe(self, callback: Callable[[SessionHandled], None]) -> None:
         """Tell `callback` each session handed to memory, timed (instrumentation)."""
