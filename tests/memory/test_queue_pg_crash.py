@@ -22,18 +22,18 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
+from tests.memory.test_jobs import _session
+from tests.store.test_postgres_restart import HAVE_CLUSTER_TOOLS, PG_BIN, Cluster
 
 from egomem.memory.job_worker import JobWorker
 from egomem.memory.jobs import MemoryJobs, RetryPolicy
 from egomem.memory.manager import MemoryManager
 from egomem.memory.rules_provider import RulesProvider
-from tests.memory.test_jobs import _session
-from tests.store.test_postgres_restart import HAVE_CLUSTER_TOOLS, PG_BIN, Cluster
-
-from egomem.store.postgres import PostgresStore  # noqa: E402  (after test_postgres_restart's importorskip)
+from egomem.store.postgres import PostgresStore
 
 pytestmark = [
     pytest.mark.postgres,
+    pytest.mark.slow,  # a private cluster: initdb, a crash and a recovery (about 15 s)
     pytest.mark.skipif(not os.environ.get("EGOMEM_TEST_PG_DSN"), reason="EGOMEM_TEST_PG_DSN is not set"),
     pytest.mark.skipif(not HAVE_CLUSTER_TOOLS, reason=f"no PostgreSQL + pgvector under {PG_BIN} (scripts/postgres.sh)"),
     pytest.mark.skipif(os.geteuid() != 0, reason="starts a private PostgreSQL as user postgres: needs root"),
