@@ -70,15 +70,19 @@ def test_a_memory_job_the_crash_interrupts_is_written_once_after_recovery(cluste
     crashed: list[int] = []  # the backend that died with the transaction
     restarted = threading.Event()
 
+    def start_again() -> None:
+        cluster.start_again()
+        restarted.set()
+
     def crash_then_finish(*a: Any, **kw: Any) -> None:
         if not crashed:  # the first attempt: its memory rows are written, its COMMIT not sent
             crashed.append(int(store.db.fetch_tuples(sa.text("SELECT pg_backend_pid()"))[0][0]))
             cluster.kill_postmaster()
             assert _gone(crashed[0]), "the backend outlived its postmaster"
-            threading.Timer(2.0, lambda: (cluster.start_again(), restarted.set())).start()
+            threading.Timer(2.0, start_again).start()
         real_finish(*a, **kw)
 
-    store.jobs.finish = crash_then_finish  # type: ignore[method-assign]
+    store.jobs.finish = crash_then_finish  # type: ignore[method-assign,unused-ignore]
     worker = JobWorker(jobs).start()
     try:
         session = _session("e1", "Hi, I'm Nora.", "I work at Acme as an engineer.", "My sister Lina is a doctor.")
