@@ -67,7 +67,13 @@ def test_a_job_whose_write_died_with_the_connection_is_retried_once_the_store_an
     assert (job.status, job.attempts) == ("done", 2)
     assert len(store.list_episodes()) == 1 and _facts(store) == ["works as an engineer", "works at Acme"]
     assert jobs.run_next() is None
-    assert jobs.counts == {"store_failures": 1, "store_waits": 0, "retries_run": 1, "retries_done": 1}
+    assert jobs.counts == {
+        "store_failures": 1,
+        "store_waits": 0,
+        "orphans_taken": 1,
+        "retries_run": 1,
+        "retries_done": 1,
+    }
     assert jobs.hit == jobs.retried == {key}
 
 

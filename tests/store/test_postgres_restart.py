@@ -106,14 +106,19 @@ class Cluster:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-@pytest.fixture
-def cluster() -> Iterator[Cluster]:
+def running_cluster() -> Iterator[Cluster]:
+    """A private server for one test, removed afterwards (a fixture's body: `yield from running_cluster()`)."""
     c = Cluster()
     try:
         c.start()
         yield c
     finally:
         c.stop()
+
+
+@pytest.fixture
+def cluster() -> Iterator[Cluster]:
+    yield from running_cluster()
 
 
 @pytest.fixture

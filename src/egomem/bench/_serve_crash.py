@@ -37,7 +37,8 @@ T = TypeVar("T")
 COUNTED = {"users": tables.users, "facts": tables.facts, "episodes": tables.episodes, "keys": tables.identity_keys}
 ERROR_NEEDLES = ("StoreError", "StoreUnreachable", "lost the connection", "cannot connect", "Traceback", "failed")
 RECOVERY_LINE = "database system was not properly shut down; automatic recovery in progress"
-COUNTS = ("rounds_failed", "rounds_recovered", "store_failures", "store_waits", "retries_run", "retries_done")
+COUNTS = ["rounds_failed", "rounds_recovered", "store_failures", "store_waits", "orphans_taken", "retries_run"]
+COUNTS += ["retries_done"]
 
 
 @dataclass
@@ -199,6 +200,7 @@ def crash_under_load(
             "jobs_hit": len(hit),
             "job_attempts_died": failures["store_failures"],
             "hand_overs_waited": failures["store_waits"],
+            "claims_orphaned": failures["orphans_taken"],
             "rounds_failed": failures["rounds_failed"],
         },
         "memory_retried": {

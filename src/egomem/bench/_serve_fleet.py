@@ -15,7 +15,7 @@ EGOMEM_STORE__SCHEMA_NAME. Both are warmed up (models loaded), then the memory i
    (bench/_servers.py: `keeps_up`).
 3. Database crash under load (`--set restart_pg=DATA_DIR`, the server's data directory;
    pg_ctl from `--set pg_bin=`; bench/_serve_crash.py): devices on every worker stream day 1;
-   from `restart_at_s` (default half the stream), once a memory job is being written (at the
+   from `restart_at_s` (default a quarter of the stream), once a memory job is being written (at the
    latest at `kill_by_s`, 0.8 of it), the benchmark counts the rows, kills the postmaster with
    SIGKILL, starts it again after `outage_s` (5 s) and PostgreSQL recovers from its WAL. Every
    row counted before must be there after recovery and at the end; every memory job the outage
@@ -109,7 +109,7 @@ def run_fleet(options: BenchOptions, n_workers: int) -> BenchResult:
                         day1,
                         watch,
                         server,
-                        restart_at_s=float(extra.get("restart_at_s", 0.5 * day1.duration_s)),
+                        restart_at_s=float(extra.get("restart_at_s", 0.25 * day1.duration_s)),
                         kill_by_s=float(extra.get("kill_by_s", 0.8 * day1.duration_s)),
                         outage_s=float(extra.get("outage_s", 5.0)),
                         per_worker=max(1, min(held, 2)),

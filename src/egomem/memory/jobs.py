@@ -215,8 +215,9 @@ class MemoryJobs:
         self.worker: Any = None  # a running JobWorker (memory/job_worker.py) runs what `run` submits
         self.submitted = threading.Event()  # set on every submit: wakes an idle worker
         # What the store's failures cost this process: attempts that died with the store, callers that
-        # waited a database out, jobs run again after a failed attempt and how many of those were written.
-        self.counts = {"store_failures": 0, "store_waits": 0, "retries_run": 0, "retries_done": 0}
+        # waited a database out, claims taken back from a dead worker or an orphan, jobs run again after
+        # a failed attempt and how many of those were written.
+        self.counts = {"store_failures": 0, "store_waits": 0, "orphans_taken": 0, "retries_run": 0, "retries_done": 0}
         self.hit: set[str] = set()
         self.retried: set[str] = set()
         self._counts_lock = threading.Lock()
@@ -246,18 +247,22 @@ class MemoryJobs:
     def run_next(self, *, key: str | None = None) -> JobResult | None:
         """Claim one due job (or job `key`) and run it; None when nothing is due."""
         worker = worker_id()
+        taken: list[str] = []  # the claim a dead worker or an orphan held, when the job claimed is theirs
+
+        def stale(held_by: str) -> bool:
+            if dead_local_worker(held_by) or orphaned_here(held_by, worker):
+                taken.append(held_by)
+                return True
+            return False
+
         with _RUNNING_LOCK:  # before the claim: no other thread may take what this one claims for an orphan
             _RUNNING.add(worker)
         try:
-            job = self.store.claim_job(
-                worker,
-                self.clock(),
-                lease_s=self.policy.lease_s,
-                key=key,
-                stale=lambda held_by: dead_local_worker(held_by) or orphaned_here(held_by, worker),
-            )
+            job = self.store.claim_job(worker, self.clock(), lease_s=self.policy.lease_s, key=key, stale=stale)
             if job is None:
                 return None
+            if taken:  # its last attempt died with its worker or with the store's connection
+                self._count("orphans_taken", hit=job.key)
             result = self._run(job, worker)
         finally:
             with _RUNNING_LOCK:
