@@ -69,6 +69,7 @@ def test_a_job_whose_write_died_with_the_connection_is_retried_once_the_store_an
     assert jobs.run_next() is None
     assert jobs.counts == {
         "store_failures": 1,
+        "store_refusals": 0,
         "store_waits": 0,
         "orphans_taken": 1,
         "retries_run": 1,

@@ -38,7 +38,7 @@ COUNTED = {"users": tables.users, "facts": tables.facts, "episodes": tables.epis
 ERROR_NEEDLES = ("StoreError", "StoreUnreachable", "lost the connection", "cannot connect", "Traceback", "failed")
 RECOVERY_LINE = "database system was not properly shut down; automatic recovery in progress"
 COUNTS = ["rounds_failed", "rounds_recovered", "store_failures", "store_waits", "orphans_taken", "retries_run"]
-COUNTS += ["retries_done"]
+COUNTS += ["retries_done", "store_refusals"]
 
 
 @dataclass
@@ -205,7 +205,8 @@ def crash_under_load(
         },
         "memory_retried": {
             "jobs_hit_tried_again": len(hit & retried),
-            "attempts_run_again": failures["retries_run"],
+            "attempts_run_again": failures["retries_run"],  # after any failed attempt, not only the outage's
+            "attempts_refused_by_the_store": failures["store_refusals"],
             "rounds_recovered": failures["rounds_recovered"],
         },
         "memory_completed": {

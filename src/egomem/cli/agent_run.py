@@ -78,10 +78,19 @@ def run_agent(
         "memory_ops": sum(len(o.applied.ops) for o in result.outcomes),
         "failed_sessions": [o.reason for o in result.outcomes if not o.ok],
     }
+    drain = result.memory_drain
+    if drain is not None:
+        summary["memory_drain"] = {"wall_s": round(drain.wall_s, 2), "left": drain.left}
     click.echo(
         f"\n{result.duration_s:.1f} s processed in {result.wall_s:.1f} s; {len(result.sessions)} session(s), "
         f"{summary['memory_ops']} memory operation(s)"
     )
+    if drain is not None and drain.left:
+        click.echo(
+            f"{drain.left} session(s) still waiting for memory after {drain.wall_s:.0f} s: they stay in the store"
+            " (egomem status; egomem worker --once writes them)",
+            err=True,
+        )
     extra = after() if after is not None else {}
     if json_path:
         write_json(

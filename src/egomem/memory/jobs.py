@@ -39,7 +39,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -100,6 +100,8 @@ class JobResult:
     status: str  # what became of it: done, retry, failed
     outcome: SessionOutcome | None = None
     error: str = ""
+    wall_s: float = 0.0  # seconds this attempt took (extract, update agent, write)
+    cpu_s: float = 0.0  # process CPU seconds meanwhile (other threads' work included)
 
 
 # -- payload -------------------------------------------------------------------------------
@@ -214,10 +216,15 @@ class MemoryJobs:
         self._wanted: set[str] = set()  # keys whose outcome a caller of `run` waits for
         self.worker: Any = None  # a running JobWorker (memory/job_worker.py) runs what `run` submits
         self.submitted = threading.Event()  # set on every submit: wakes an idle worker
-        # What the store's failures cost this process: attempts that died with the store, callers that
+        # Told every job this process settles (done or failed for good, not a retry), in the thread
+        # that ran it: how a caller that did not wait learns its outcome (runtime/memory_queue.py).
+        self.on_settled: list[Callable[[JobResult], None]] = []
+        # What the store's failures cost this process: attempts that died with the store's connection,
+        # attempts the store refused otherwise (a conflicting concurrent write), callers that
         # waited a database out, claims taken back from a dead worker or an orphan, jobs run again after
         # a failed attempt and how many of those were written.
-        self.counts = {"store_failures": 0, "store_waits": 0, "orphans_taken": 0, "retries_run": 0, "retries_done": 0}
+        self.counts = {"store_failures": 0, "store_refusals": 0, "store_waits": 0, "orphans_taken": 0}
+        self.counts.update(retries_run=0, retries_done=0)
         self.hit: set[str] = set()
         self.retried: set[str] = set()
         self._counts_lock = threading.Lock()
@@ -263,7 +270,9 @@ class MemoryJobs:
                 return None
             if taken:  # its last attempt died with its worker or with the store's connection
                 self._count("orphans_taken", hit=job.key)
+            t0, c0 = time.perf_counter(), time.process_time()
             result = self._run(job, worker)
+            result = replace(result, wall_s=time.perf_counter() - t0, cpu_s=time.process_time() - c0)
         finally:
             with _RUNNING_LOCK:
                 _RUNNING.discard(worker)
@@ -275,6 +284,12 @@ class MemoryJobs:
             if result.outcome is not None and job.key in self._wanted:
                 self._outcomes[job.key] = result.outcome
             self._settled.notify_all()
+        if result.status != "retry":
+            for callback in self.on_settled:
+                try:
+                    callback(result)
+                except Exception:  # a listener's bug must not stop the worker (the job is written)
+                    log.exception("memory job %s: a completion listener failed", job.key)
         return result
 
     def _run(self, job: MemoryJob, worker: str) -> JobResult:
@@ -303,6 +318,8 @@ class MemoryJobs:
             log.warning("memory job %s attempt %d: %s", job.key, job.attempts, exc)
             if isinstance(exc, StoreUnreachable):
                 self._count("store_failures", hit=job.key)
+            else:  # e.g. a concurrent write to the same person ("already superseded"): tried again too
+                self._count("store_refusals")
             self._give_back(job, worker, str(exc))
             return JobResult(job, "retry", error=str(exc))
         return JobResult(job, "done", outcome)
@@ -327,7 +344,7 @@ class MemoryJobs:
         with self._settled:
             self._wanted.add(key)
         try:
-            self._waiting_out(lambda: self.submit(session, identification), key=key)
+            self.waiting_out(lambda: self.submit(session, identification), key=key)
             if self.worker is None or not self.worker.alive:
 
                 def settled_here() -> bool:
@@ -337,7 +354,7 @@ class MemoryJobs:
                         time.sleep(min(0.5, self.policy.backoff_s))
                     return False
 
-                self._waiting_out(settled_here, until_true=True, key=key)
+                self.waiting_out(settled_here, until_true=True, key=key)
             return self.wait(key)
         finally:
             with self._settled:
@@ -361,11 +378,20 @@ class MemoryJobs:
             return SessionOutcome(session.episode_id, True, notes=["queued: the store did not answer in time"])
         if outcome is not None:
             return outcome
-        job = self._waiting_out(lambda: self.store.job(key), key=key)
+        settled = self.waiting_out(lambda: self.settled_outcome(key), key=key)
+        assert settled is not None  # `run` returns once the job is settled
+        return settled
+
+    def settled_outcome(self, key: str) -> SessionOutcome | None:
+        """The outcome of job `key` as its row tells it, once settled (done or failed; written by this
+        process earlier or by another); None while it waits or runs."""
+        job = self.store.job(key)
         if job.status == "failed":
-            return SessionOutcome(session.episode_id, False, reason=job.last_error or "memory job failed")
+            return SessionOutcome(job.episode_id, False, reason=job.last_error or "memory job failed")
+        if job.status != "done":
+            return None
         ok = job.outcome.startswith("done")
-        return SessionOutcome(session.episode_id, ok, reason="" if ok else job.outcome, notes=["written earlier"])
+        return SessionOutcome(job.episode_id, ok, reason="" if ok else job.outcome, notes=["written earlier"])
 
     def _stored(self, key: str) -> bool:
         try:
@@ -374,7 +400,7 @@ class MemoryJobs:
             return False
         return True
 
-    def _waiting_out(self, call: Callable[[], Any], *, until_true: bool = False, key: str | None = None) -> Any:
+    def waiting_out(self, call: Callable[[], Any], *, until_true: bool = False, key: str | None = None) -> Any:
         """`call()` (until it returns True, with `until_true`), waiting out a database that does not
         answer with a backoff (0.2 s doubling to 5 s) for up to `store_wait_s` at a stretch; then the
         StoreUnreachable is raised. Only for calls that are safe to repeat (idempotent)."""
@@ -409,10 +435,10 @@ class MemoryJobs:
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         n = 0
         while True:
-            if (self.worker is None or not self.worker.alive) and self._waiting_out(self.run_next) is not None:
+            if (self.worker is None or not self.worker.alive) and self.waiting_out(self.run_next) is not None:
                 n += 1
                 continue
-            stats = self._waiting_out(self.stats)
+            stats = self.waiting_out(self.stats)
             if stats.backlog == 0:
                 return n
             if deadline is not None and time.monotonic() > deadline:
@@ -430,7 +456,7 @@ class MemoryJobs:
                     return self._outcomes.pop(key)
             # Read outside the lock: waiting out a database that does not answer must not hold up the
             # worker that reports an outcome.
-            settled = self._waiting_out(lambda: self.store.job(key), key=key).status in ("done", "failed")
+            settled = self.waiting_out(lambda: self.store.job(key), key=key).status in ("done", "failed")
             with self._settled:
                 if key in self._outcomes or settled:
                     return self._outcomes.pop(key, None)

@@ -42,13 +42,13 @@ from egomem.retrieval.process import RetrievalProcess
 from egomem.runtime.conversation_log import UNKNOWN_VOICE, ConversationLog
 from egomem.runtime.dialog_loop import DialogLoop, ProcessTimes, SpeakingChannel, Voices
 from egomem.runtime.identity_poller import IdentityPoller
-from egomem.runtime.memory_queue import AgentQueue
+from egomem.runtime.memory_queue import DRAIN_TIMEOUT_S, AgentQueue, Drained
 from egomem.runtime.memory_rounds import MemoryRounds, SessionHandled, Trigger
 from egomem.runtime.names import NameLearner
 from egomem.runtime.privacy_turns import PrivacyTurns
 from egomem.runtime.timeline import Timeline
 from egomem.runtime.window import AgentStream
-from egomem.store.base import MemoryStore
+from egomem.store.base import MemoryStore, QueueStats
 from egomem.stream.clock import STEP_S
 from egomem.stream.sources import Step
 
@@ -87,6 +87,8 @@ class RunResult:
     # The transcribed user turns: (start, end, text, person by voice; None = the session's user,
     # UNKNOWN_VOICE = nobody's), for a caller that scores who was heard saying what.
     heard: list[tuple[float, float, str, str | None]] = field(default_factory=list)
+    # The end-of-stream drain of the memory queue (how long, how many sessions it left); None: no queue.
+    memory_drain: Drained | None = None
     # What store failures cost memory: rounds failed / recovered, job attempts that died with the
     # store, callers that waited it out, jobs run again and written (MemoryRounds.failure_counts).
     memory_failures: dict[str, Any] = field(default_factory=dict)
@@ -125,6 +127,7 @@ class EgoMem:
             privacy=parts.privacy, jobs=AgentQueue(config, parts.store, parts.manager),
         )  # fmt: skip
         self._next_poll, self._next_mem = poll_s, rt.memory_interval_s
+        self.drained: Drained | None = None  # the memory queue's end-of-stream drain, once stopped
 
     @property
     def now_s(self) -> float:
@@ -139,8 +142,9 @@ class EgoMem:
         self.identity.start()
         self.memory.start()
 
-    def stop(self) -> None:
-        """End of stream: close the open turn and session, finish pending memory work."""
+    def stop(self, *, drain_timeout_s: float | None = DRAIN_TIMEOUT_S) -> None:
+        """End of stream: close the open turn and session, finish pending memory work (the queued
+        sessions written, waiting at most `drain_timeout_s`; what is left stays in the store)."""
         t = self.stream.now_s
         # The turn still open at the end is transcribed before the final memory round is queued:
         # that round then sees its transcript, and no session overlapping it closes without it.
@@ -148,17 +152,19 @@ class EgoMem:
         self.identity.close()
         self.memory.close(t)
         self.identity.join()
-        self.memory.join()
+        self.drained = self.memory.join(drain_timeout_s)
 
-    def run(self, steps: Iterator[Step], *, lockstep: bool = True) -> RunResult:
-        """Feed a whole stream through the agent; returns when memory is written."""
+    def run(
+        self, steps: Iterator[Step], *, lockstep: bool = True, drain_timeout_s: float | None = DRAIN_TIMEOUT_S
+    ) -> RunResult:
+        """Feed a whole stream through the agent; returns when memory is written (see `stop`)."""
         wall0 = time.perf_counter()
         self.start()
         try:
             for step in steps:
                 self.advance(step, lockstep=lockstep)
         finally:
-            self.stop()
+            self.stop(drain_timeout_s=drain_timeout_s)
         return self.result(time.perf_counter() - wall0)
 
     def advance(self, step: Step, *, lockstep: bool) -> None:
@@ -193,7 +199,7 @@ class EgoMem:
         heard = [(h.start, h.end, h.text, h.speaker) for h in self.log.heard_turns()]
         outcomes, sessions = list(self.memory.outcomes), list(self.memory.finished)
         failures = self.memory.failure_counts()
-        return RunResult(self.stream.now_s, wall_s, self.times, outcomes, sessions, heard, failures)
+        return RunResult(self.stream.now_s, wall_s, self.times, outcomes, sessions, heard, self.drained, failures)
 
     # -- what callers outside the runtime may do -------------------------------------------
     def assistant_said(self, text: str, t: float | None = None, *, has_audio: bool = False) -> None:
@@ -219,12 +225,18 @@ class EgoMem:
         """A session assembled outside the stream, to memory the way the memory rounds hand theirs."""
         return self.memory.hand_over(session, identification)
 
+    def memory_queue(self) -> QueueStats | None:
+        """The memory-writing queue now: backlog (sessions committed, not yet written) and lag (session
+        end -> memory committed, p50/p95, wall clock); None when the agent has no queue."""
+        return None if self.memory.jobs is None else self.memory.jobs.jobs.stats()
+
     def visitor_keys(self) -> ConsentGate | None:
         """The in-memory keys of people not (yet) remembered, which retention drops at the day's end."""
         return None if self._privacy is None else self._privacy.gate
 
     def on_session_handled(self, callback: Callable[[SessionHandled], None]) -> None:
-        """Instrumentation: `callback` is told each session handed to memory, timed."""
+        """Instrumentation: `callback` is told each session handed to memory once it is written, timed
+        (live: from the queue's worker thread, when its job completes)."""
         self.memory.observe(callback)
 
     def record(self) -> None:

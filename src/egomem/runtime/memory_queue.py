@@ -8,19 +8,34 @@ job is also deferred to procrastinate, and `egomem worker` processes run it
 
 from __future__ import annotations
 
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from egomem.config import Config
-from egomem.errors import ConfigError
+from egomem.errors import ConfigError, NotFoundError
 from egomem.identity.types import Identification
 from egomem.memory.items import SessionText
 from egomem.memory.job_worker import JobWorker, PerceptionLag
-from egomem.memory.jobs import MemoryJobs, RetryPolicy
+from egomem.memory.jobs import JobResult, MemoryJobs, RetryPolicy
 from egomem.memory.manager import MemoryManager, SessionOutcome
 from egomem.store.base import MemoryStore
 
 if TYPE_CHECKING:  # procrastinate is optional (the `postgres` extra)
     from egomem.runtime.fleet_queue import FleetQueue
+
+log = logging.getLogger(__name__)
+
+# Told a job's outcome once it is settled, with the worker's result (None: known without running it).
+OnDone = Callable[[SessionOutcome, JobResult | None], None]
+
+# At the end of a stream the agent waits this long for its queued sessions to be written (the job in
+# hand finishes); what is left stays committed in the store for the next worker. `EgoMem.stop` and
+# `EgoMem.run` take another bound (None: until every one is written).
+DRAIN_TIMEOUT_S = 900.0
 
 
 def memory_jobs(config: Config, store: MemoryStore, manager: MemoryManager, *, source: str = "local") -> MemoryJobs:
@@ -39,35 +54,125 @@ def fleet_queue(config: Config, jobs: MemoryJobs) -> FleetQueue:
     return FleetQueue(jobs, dsn, str(getattr(config.store, "schema_name", "")))
 
 
+@dataclass(frozen=True)
+class Drained:
+    """The end-of-stream drain: how long it took and what it left (still in the store, due for the
+    next worker: `egomem worker --once`, or this data dir's next agent)."""
+
+    wall_s: float
+    left: int  # jobs still pending or running when the drain gave up (0: every session written)
+    timeout_s: float | None
+
+    @property
+    def complete(self) -> bool:
+        return self.left == 0
+
+
 class AgentQueue:
     """What an agent holds of the queue: its jobs, the embedded worker thread (started with the agent,
     stopped once every job is written), and the perception lag it yields to. `step(t, lockstep)` every
     80 ms step: with `lockstep` (the stream waits for each memory round) the worker never yields, as
-    the stream cannot catch up while it waits."""
+    the stream cannot catch up while it waits; after `end_of_stream()` it never yields either (a stopped
+    stream is not a perception that is behind: it drains).
+
+    Two ways in: `process` (commit, then wait for the outcome: lockstep runs, `EgoMem.remember`) and
+    `enqueue` (commit and return at once; `on_done(outcome, result)` is called when the job is settled,
+    in the thread that ran it)."""
 
     def __init__(self, config: Config, store: MemoryStore, manager: MemoryManager) -> None:
         self.jobs = memory_jobs(config, store, manager)
         self.yield_lag_s = config.memory.queue_yield_lag_s
         self.lag = PerceptionLag()
         self.lockstep = False
+        self.ended = False
         self.worker: JobWorker | None = None
+        self.drained: Drained | None = None
+        self._lock = threading.Lock()
+        self._waiting: dict[str, OnDone] = {}  # job key -> what to call once it is settled
+        self.jobs.on_settled.append(self._settled)
 
     def start(self) -> None:
+        self.ended = False
         if self.jobs.dispatch is None:  # the fleet's workers run its jobs
             self.worker = JobWorker(self.jobs, behind=self.behind).start()
 
     def behind(self) -> bool:
-        return not self.lockstep and self.lag.behind_s() > self.yield_lag_s
+        return not self.lockstep and not self.ended and self.lag.behind_s() > self.yield_lag_s
 
     def step(self, stream_t: float, *, lockstep: bool) -> None:
         self.lag.mark(stream_t)
         self.lockstep = lockstep
 
     def process(self, session: SessionText, identification: Identification | None) -> SessionOutcome:
-        """A finished session to memory, through the queue (committed first, written once)."""
+        """A finished session to memory, through the queue (committed first, written once); its outcome."""
         return self.jobs.process(session, identification)
 
-    def stop(self) -> None:
-        if self.worker is not None:
-            self.worker.stop()
-            self.worker = None
+    def enqueue(self, session: SessionText, identification: Identification | None, on_done: OnDone) -> str:
+        """Commit a finished session as a job and return (its key) without waiting for extraction; the
+        worker runs the jobs in order and `on_done` follows each. A session whose job was settled before
+        (the same episode again) is reported at once from its row; with the fleet, at once as queued."""
+        if self.jobs.dispatch is not None:
+            key = self.jobs.submit(session, identification)
+            self.jobs.dispatch(key)
+            on_done(SessionOutcome(session.episode_id, True, notes=["queued for a fleet worker"]), None)
+            return key
+        key = self.jobs.key(session.episode_id)
+
+        def settled_before() -> SessionOutcome | None:
+            try:
+                return self.jobs.settled_outcome(key)
+            except NotFoundError:  # the usual case: a new session
+                return None
+
+        # A database that does not answer (a restart, a crash) is waited out: the round goes on after it.
+        earlier = self.jobs.waiting_out(settled_before, key=key)
+        if earlier is not None:
+            on_done(earlier, None)
+            return key
+        with self._lock:
+            self._waiting[key] = on_done  # before the submit: the worker may settle it at once
+        try:
+            self.jobs.waiting_out(lambda: self.jobs.submit(session, identification), key=key)
+        except BaseException:  # not committed: the round keeps the session and hands it over again
+            with self._lock:
+                self._waiting.pop(key, None)
+            raise
+        return key
+
+    def _settled(self, result: JobResult) -> None:
+        with self._lock:
+            callback = self._waiting.pop(result.job.key, None)
+        if callback is None:  # a job somebody waits for in `process`, or not this agent's
+            return
+        outcome = result.outcome
+        if outcome is None:  # failed for good
+            outcome = SessionOutcome(result.job.episode_id, False, reason=result.error or "memory job failed")
+        callback(outcome, result)
+
+    def end_of_stream(self) -> None:
+        """The stream is over: from now on the worker never yields (nothing is behind any more)."""
+        self.ended = True
+
+    def backlog(self) -> int:
+        """Jobs waiting or running in the store."""
+        return self.jobs.stats().backlog
+
+    def stop(self, timeout_s: float | None = DRAIN_TIMEOUT_S) -> Drained | None:
+        """Stop the worker once every job is written, or after `timeout_s` (the job in hand finishes; what
+        is left stays in the store and is logged); the drain's report."""
+        self.end_of_stream()
+        if self.worker is None:
+            return None
+        t0 = time.perf_counter()
+        self.worker.stop(drain=True, timeout_s=timeout_s)
+        self.worker = None
+        left = self.backlog()
+        self.drained = Drained(time.perf_counter() - t0, left, timeout_s)
+        if left:
+            log.warning(
+                "memory queue: %d session(s) still waiting after the %.0f s drain; they stay in the store for the"
+                " next worker (egomem worker --once)",
+                left,
+                timeout_s or 0.0,
+            )
+        return self.drained

@@ -2,10 +2,16 @@
 
 Each round the episodic trigger tags the stream since the last finished session; spans of the
 same person are fused, each grows to cover the heard turns it overlaps, and each finished
-session is assembled per speaker from the conversation log and handed to memory
-(`hand_over`: the one place a finished session goes; observers are told each one, timed). A
-session is finished only when every user turn in it has its transcript, so the end of a stream
-flushes the open turn and transcribes it before the last round.
+session is assembled per speaker from the conversation log and handed to memory. A session is
+finished only when every user turn in it has its transcript, so the end of a stream flushes the
+open turn and transcribes it before the last round.
+
+Handing over: with the queue (`AgentQueue`) a live round commits each finished session as a job
+(its turns, speakers and identity evidence in the store) and goes on; the queue's worker writes
+the jobs in order, and what follows a written session (its outcome, the timeline's "memory"
+entries, Level 1 refreshed, observers told: `SessionHandled`) happens when its job completes.
+A lockstep round waits for each session to be written (`hand_over`), so a replay is repeatable.
+The end of the stream drains the queue (`join`).
 """
 
 from __future__ import annotations
@@ -24,13 +30,14 @@ import numpy as np
 from egomem.config import RuntimeConfig
 from egomem.identity.types import Identification, IdentityStatus
 from egomem.memory.items import SessionText, Turn
+from egomem.memory.jobs import JobResult
 from egomem.memory.manager import MemoryManager, SessionOutcome
 from egomem.memory.trigger.features import KnownVAD
 from egomem.perception.audio import SAMPLE_RATE
 from egomem.retrieval.process import RetrievalProcess
 from egomem.runtime.conversation_log import UNKNOWN_VOICE, ConversationLog
 from egomem.runtime.dialog_loop import ProcessTimes
-from egomem.runtime.memory_queue import AgentQueue
+from egomem.runtime.memory_queue import DRAIN_TIMEOUT_S, AgentQueue, Drained
 from egomem.runtime.names import NameLearner
 from egomem.runtime.privacy_turns import PrivacyTurns
 from egomem.runtime.timeline import Timeline
@@ -54,6 +61,7 @@ class SessionHandled:
     outcome: SessionOutcome
     wall_s: float  # seconds inside `MemoryManager.process` (extract, update agent, write)
     cpu_s: float  # process CPU seconds meanwhile (other threads' work included)
+    queued_s: float = 0.0  # seconds from handing it over to written (waiting in the queue included)
 
 
 class MemoryRounds:
@@ -89,6 +97,9 @@ class MemoryRounds:
         self._observers: list[Callable[[SessionHandled], None]] = []
         self._origin = 0.0  # memory management has finished everything before this
         self._queue: queue.Queue[tuple[float, bool] | None] = queue.Queue()
+        # Lockstep (the stream waits for each round): a round waits for its sessions to be written;
+        # otherwise it commits them to the queue and returns, and the worker writes them in order.
+        self._lockstep = True
         self._thread: threading.Thread | None = None
         # Rounds that raised (their sessions stay for the next round) and rounds that then went through.
         self.counts = {"rounds_failed": 0, "rounds_recovered": 0}
@@ -115,6 +126,7 @@ class MemoryRounds:
 
     def step(self, stream_t: float, *, lockstep: bool) -> None:
         """Each 80 ms step: the queue's worker yields while perception falls behind (never in lockstep)."""
+        self._lockstep = lockstep
         if self.jobs is not None:
             self.jobs.step(stream_t, lockstep=lockstep)
 
@@ -127,16 +139,22 @@ class MemoryRounds:
             self._queue.join()
 
     def close(self, t: float) -> None:
-        """End of stream at `t`: a final round closes every open session, then the thread ends."""
+        """End of stream at `t`: a final round closes every open session, then the thread ends; the
+        queue's worker stops yielding to perception (there is none any more) and drains."""
+        if self.jobs is not None:
+            self.jobs.end_of_stream()
         self._queue.put((t, True))
         self._queue.put(None)
 
-    def join(self) -> None:
+    def join(self, drain_timeout_s: float | None = DRAIN_TIMEOUT_S) -> Drained | None:
+        """After `close`: the last round done, then every queued session written (for at most
+        `drain_timeout_s`); the drain's report (None without a queue)."""
         if self._thread is not None:
             self._thread.join()
             self._thread = None
         if self.jobs is not None:  # once every job is written
-            self.jobs.stop()
+            return self.jobs.stop(drain_timeout_s)
+        return None
 
     def _loop(self) -> None:
         while True:
@@ -289,7 +307,21 @@ class MemoryRounds:
         wall = self.stream.wall
         session = SessionText.dated(wall(start), wall(end), turns, user_name=self.names.name_of(user))
         ident = Identification(IdentityStatus.KNOWN, user_id=user) if user else None
-        outcome = self.hand_over(session, ident)
+        if self.jobs is None or self._lockstep:  # wait for it: a lockstep run stays repeatable
+            self._written(end, user, self.hand_over(session, ident))
+            return
+        queued = time.perf_counter()
+
+        def done(outcome: SessionOutcome, result: JobResult | None) -> None:  # in the worker's thread
+            wall_s, cpu_s = (0.0, 0.0) if result is None else (result.wall_s, result.cpu_s)
+            self._tell(SessionHandled(session, outcome, wall_s, cpu_s, queued_s=time.perf_counter() - queued))
+            self._written(end, user, outcome)
+
+        self.jobs.enqueue(session, ident, done)  # committed now; the round goes on
+
+    def _written(self, end: float, user: str | None, outcome: SessionOutcome) -> None:
+        """What follows a written session: its outcome kept, its operations on the timeline (at the
+        session's end), and Level 1 refreshed when the written user is the current one."""
         self.outcomes.append(outcome)
         if not outcome.ok:
             self.timeline.add(end, "memory", op="FAILED", user=user, text=outcome.reason)
@@ -303,11 +335,15 @@ class MemoryRounds:
             self.retrieval.refresh_level1()
 
     def hand_over(self, session: SessionText, identification: Identification | None) -> SessionOutcome:
-        """A finished session to memory: the one place sessions leave the runtime (where work
-        that follows a written session hooks in, through `observe`)."""
+        """A finished session to memory, waiting for it to be written: the one place sessions leave the
+        runtime when the caller waits (lockstep rounds, `EgoMem.remember`); a live round enqueues instead
+        (`_process_session`). Observers (`observe`) are told each session once written, timed."""
         t0, c0 = time.perf_counter(), time.process_time()
         outcome = (self.jobs or self.manager).process(session, identification)
-        handled = SessionHandled(session, outcome, time.perf_counter() - t0, time.process_time() - c0)
+        wall_s = time.perf_counter() - t0
+        self._tell(SessionHandled(session, outcome, wall_s, time.process_time() - c0, queued_s=wall_s))
+        return outcome
+
+    def _tell(self, handled: SessionHandled) -> None:
         for callback in self._observers:
             callback(handled)
-        return outcome
