@@ -133,3 +133,26 @@ def test_an_outage_longer_than_store_wait_s_is_raised_when_nothing_was_stored(st
         jobs.process(_session("e1", "I live in Lyon."))
     outage.down = False
     assert store.list_jobs() == []
+
+
+def test_a_live_round_enqueuing_during_an_outage_waits_it_out_and_its_session_is_written(
+    store: SQLiteStore, encoder: Any
+) -> None:
+    from egomem.config import Config
+    from egomem.runtime.memory_queue import AgentQueue
+
+    manager = MemoryManager(store, RulesProvider(), encoder, fallback=RulesProvider())
+    agent_queue = AgentQueue(Config(), store, manager)
+    outage = Outage(store, "submit", "get")
+    written: list[Any] = []
+    agent_queue.start()
+    try:
+        outage.down = True
+        timer = threading.Timer(0.8, lambda: setattr(outage, "down", False))
+        timer.start()
+        key = agent_queue.enqueue(_session("e1", "I work at Acme."), None, lambda out, _: written.append(out))
+        assert not outage.down and outage.hits >= 2  # it returned once the store answered
+    finally:
+        agent_queue.stop(timeout_s=60)
+    assert [o.ok for o in written] == [True] and store.job(key).status == "done"
+    assert len(store.list_episodes()) == 1 and agent_queue.jobs.hit == {key}
