@@ -420,9 +420,16 @@ SUMMARY: tuple[Row, ...] = (
     ),
     Row("fleet: real-time devices per worker (lag p95 ≤ 3 s)", "serve_fleet", ("realtime_devices_per_worker",)),
     Row(
-        "fleet: PostgreSQL restarted mid-stream: committed rows lost / workers alive",
+        "fleet: PostgreSQL killed (kill -9) mid-stream: committed rows lost / memory jobs and rounds failed, "
+        "retried, written / workers alive",
         "serve_fleet",
-        ("restart.rows_lost_total", "restart.all_workers_alive"),
+        (
+            "restart.rows_lost_total",
+            "restart.failed_total",
+            "restart.retried_total",
+            "restart.completed_total",
+            "restart.all_workers_alive",
+        ),
     ),
 )
 
@@ -689,9 +696,12 @@ def serve_fleet(rec: dict[str, Any]) -> str:
     if restart:
         lines = [[f"`{k}`", fmt(v, "{:.2f}")] for k, v in flatten(restart, depth=2)]
         lines += [[f"`{k}`", "; ".join(str(x) for x in v) or "—"] for k, v in restart.items() if isinstance(v, list)]
-        out += "\n\n**PostgreSQL restarted mid-stream** (`pg_ctl restart -m fast`):\n\n" + table(
-            ["metric", "value"], lines
+        how = (
+            "`kill -9` of the postmaster, `pg_ctl start`, crash recovery"
+            if "kill_to_ready_s" in restart
+            else "`pg_ctl restart -m fast`"
         )
+        out += f"\n\n**PostgreSQL restarted mid-stream** ({how}):\n\n" + table(["metric", "value"], lines)
     return out
 
 

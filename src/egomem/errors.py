@@ -13,6 +13,12 @@ class StoreError(EgomemError):
     """The memory store cannot be opened or a write was refused."""
 
 
+class StoreUnreachable(StoreError):
+    """The database did not answer: the connection was lost (a restart, a crash) or cannot be made.
+    Nothing of the failed operation is known to be applied; the next call reconnects, so a caller
+    that holds a durable job waits this out instead of failing it."""
+
+
 class NotFoundError(StoreError):
     """An id (user, fact, relation, episode, key) does not exist."""
 

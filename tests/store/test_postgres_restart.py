@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -56,10 +57,43 @@ class Cluster:
     def pg(self, tool: str, *args: str) -> None:
         subprocess.run(["runuser", "-u", "postgres", "--", str(PG_BIN / tool), *args], check=True, capture_output=True)
 
+    @property
+    def opts(self) -> str:
+        return f"-p {self.port} -c listen_addresses=127.0.0.1 -c unix_socket_directories={self.dir}"
+
     def start(self) -> None:
         self.pg("initdb", "-D", str(self.dir), "-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C.UTF-8")
-        opts = f"-p {self.port} -c listen_addresses=127.0.0.1 -c unix_socket_directories={self.dir}"
-        self.pg("pg_ctl", "-D", str(self.dir), "-o", opts, "-l", str(self.dir / "log"), "-w", "start")
+        self.pg("pg_ctl", "-D", str(self.dir), "-o", self.opts, "-l", str(self.dir / "log"), "-w", "start")
+
+    def kill_postmaster(self) -> None:
+        """A crash: SIGKILL to the postmaster (no shutdown checkpoint; its backends exit when they notice)."""
+        os.kill(int((self.dir / "postmaster.pid").read_text().split()[0]), signal.SIGKILL)
+
+    def start_again(self, timeout_s: float = 60.0) -> None:
+        """`pg_ctl start` after a crash, again until the killed server's backends have left its shared
+        memory; the server recovers from its WAL before it accepts connections."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            cmd = [
+                str(PG_BIN / "pg_ctl"),
+                "-D",
+                str(self.dir),
+                "-o",
+                self.opts,
+                "-l",
+                str(self.dir / "log"),
+                "-w",
+                "start",
+            ]
+            done = subprocess.run(["runuser", "-u", "postgres", "--", *cmd], capture_output=True, text=True)
+            if done.returncode == 0:
+                return
+            if time.monotonic() > deadline:
+                raise AssertionError(f"pg_ctl start after the crash failed: {done.stderr or done.stdout}")
+            time.sleep(0.2)
+
+    def log_text(self) -> str:
+        return (self.dir / "log").read_text(errors="replace")
 
     def restart(self) -> None:
         self.pg("pg_ctl", "-D", str(self.dir), "-l", str(self.dir / "log"), "-w", "restart", "-m", "fast")
@@ -72,14 +106,19 @@ class Cluster:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-@pytest.fixture
-def cluster() -> Iterator[Cluster]:
+def running_cluster() -> Iterator[Cluster]:
+    """A private server for one test, removed afterwards (a fixture's body: `yield from running_cluster()`)."""
     c = Cluster()
     try:
         c.start()
         yield c
     finally:
         c.stop()
+
+
+@pytest.fixture
+def cluster() -> Iterator[Cluster]:
+    yield from running_cluster()
 
 
 @pytest.fixture

@@ -13,29 +13,27 @@ EGOMEM_STORE__SCHEMA_NAME. Both are warmed up (models loaded), then the memory i
    a device on A itself afterwards (same-worker control).
 2. Devices per worker: day-2 devices on worker A alone, 1, 2, ... until not real time
    (bench/_servers.py: `keeps_up`).
-3. Database restart under load (`--set restart_pg=DATA_DIR`, the server's data directory;
-   pg_ctl from `--set pg_bin=`): devices on every worker stream day 1; at `restart_at_s`
-   the benchmark counts the rows of users, facts, episodes and keys, restarts PostgreSQL
-   (`pg_ctl restart -m fast`), and counts again at once and after the run: every row counted
-   before must still be there. Reported: the devices that completed, events after the
-   restart, the errors devices were told and the workers logged, whether the workers live.
+3. Database crash under load (`--set restart_pg=DATA_DIR`, the server's data directory;
+   pg_ctl from `--set pg_bin=`; bench/_serve_crash.py): devices on every worker stream day 1;
+   from `restart_at_s` (default a quarter of the stream), once a memory job is being written (at the
+   latest at `kill_by_s`, 0.8 of it), the benchmark counts the rows, kills the postmaster with
+   SIGKILL, starts it again after `outage_s` (5 s) and PostgreSQL recovers from its WAL. Every
+   row counted before must be there after recovery and at the end; every memory job the outage
+   hit must be tried again and written; the workers must live (egomem_eval.restart_check).
 """
 
 from __future__ import annotations
 
 import os
-import subprocess
 import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
-
-import sqlalchemy as sa
+from typing import Any
 
 from egomem.bench import BenchOptions, BenchResult
+from egomem.bench._serve_crash import PgServer, crash_table, crash_under_load, retry_store
 from egomem.bench._servers import (
     CAPACITY_HEADER,
     DeviceRun,
@@ -46,19 +44,16 @@ from egomem.bench._servers import (
     stream_device,
 )
 from egomem.config import load_config
-from egomem.errors import InputError, StoreError
+from egomem.errors import InputError
 from egomem.retrieval.polling import PollPolicy
 from egomem.runtime.demo import ASSETS
 from egomem.schemas import Modality
 from egomem.server.tenants import TenantRegistry
-from egomem.store import schema as tables
 from egomem.store.crypto import MASTER_KEY_ENV, FixedKey, new_master_key_text, parse_master_key
 from egomem.store.postgres import PostgresStore
 from egomem.stream.sources import Recording, read_recording
 
-T = TypeVar("T")
-COUNTED = {"users": tables.users, "facts": tables.facts, "episodes": tables.episodes, "keys": tables.identity_keys}
-ERROR_NEEDLES = ("StoreError", "lost the connection", "cannot connect", "Traceback", "failed")
+PG_BIN = "/usr/lib/postgresql/15/bin"
 
 
 def run_fleet(options: BenchOptions, n_workers: int) -> BenchResult:
@@ -107,16 +102,23 @@ def run_fleet(options: BenchOptions, n_workers: int) -> BenchResult:
                     (f"devices on one worker ({day2.duration_s:.0f} s day-2 stream)", CAPACITY_HEADER, rows)
                 )
                 if extra.get("restart_pg"):
-                    at = float(extra.get("restart_at_s", 0.6 * day1.duration_s))
-                    per_worker = max(1, min(held, 2))
-                    metrics["restart"] = restart_under_load(
-                        workers, key, day1, watch, lambda: restart_postgres(extra["restart_pg"], extra), at, per_worker
+                    server = PgServer(Path(extra["restart_pg"]), Path(extra.get("pg_bin", PG_BIN)))
+                    metrics["restart"] = crash_under_load(
+                        workers,
+                        key,
+                        day1,
+                        watch,
+                        server,
+                        restart_at_s=float(extra.get("restart_at_s", 0.25 * day1.duration_s)),
+                        kill_by_s=float(extra.get("kill_by_s", 0.8 * day1.duration_s)),
+                        outage_s=float(extra.get("outage_s", 5.0)),
+                        per_worker=max(1, min(held, 2)),
                     )
-                    tables_out.append(_restart_table(metrics["restart"]))
+                    tables_out.append(crash_table(metrics["restart"]))
             finally:
                 metrics["worker_exit_codes_before_stop"] = [w.stop() for w in workers]
     finally:
-        _retry(watch.drop_schema)
+        retry_store(watch.drop_schema)
     metrics["load_avg_1min"] = os.getloadavg()[0]
     tables_out.insert(0, _cross_table(metrics["cross_worker"]))
     notes = [
@@ -153,7 +155,7 @@ def cross_worker(
     same = stream_device(a.url, key, day2)  # control: the same person, on the worker that knows her
     first_b = next(iter(on_b.of_type("user")), None)
     first_a = next((e for _, e in same.of_type("user") if e.get("user") == enrolled), None)
-    name = _retry(lambda: watch.get_user(enrolled).name)
+    name = retry_store(lambda: watch.get_user(enrolled).name)
     out: dict[str, Any] = {
         "enrolled_on_a": True,
         "name_in_store": name,
@@ -173,80 +175,6 @@ def cross_worker(
     return out
 
 
-def restart_postgres(data_dir: str, extra: dict[str, str]) -> None:
-    """`pg_ctl restart -m fast` on the server in `data_dir` (as user postgres when run as root)."""
-    pg_ctl = str(Path(extra.get("pg_bin", "/usr/lib/postgresql/15/bin")) / "pg_ctl")
-    cmd = [pg_ctl, "-D", data_dir, "-l", str(Path(data_dir) / "server.log"), "-w", "-t", "60", "restart", "-m", "fast"]
-    if os.geteuid() == 0:
-        cmd = ["runuser", "-u", "postgres", "--", *cmd]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=90)
-    if done.returncode != 0:
-        raise StoreError(f"pg_ctl restart failed: {(done.stderr or done.stdout).strip().splitlines()[-1:]}")
-
-
-def snapshot(store: PostgresStore) -> dict[str, set[Any]]:
-    """The ids of every user, fact, episode and key row."""
-    return {name: {r[0] for r in store.db.fetch_tuples(sa.select(t.c.id))} for name, t in COUNTED.items()}
-
-
-def _retry(call: Callable[[], T], attempts: int = 5) -> T:
-    """A call on a connection a restart cut fails once with StoreError, then reconnects."""
-    for i in range(attempts):
-        try:
-            return call()
-        except StoreError:
-            if i == attempts - 1:
-                raise
-            time.sleep(0.5)
-    raise AssertionError("unreachable")
-
-
-def restart_under_load(
-    workers: list[Worker],
-    key: str,
-    rec: Recording,
-    watch: PostgresStore,
-    restart: Callable[[], None],
-    restart_at_s: float,
-    per_worker: int,
-) -> dict[str, Any]:
-    urls = [w.url for _ in range(per_worker) for w in workers]
-    holder: dict[str, list[DeviceRun]] = {}
-    load = threading.Thread(target=lambda: holder.update(runs=run_devices(urls, key, rec)))
-    load.start()
-    time.sleep(restart_at_s)
-    before = _retry(lambda: snapshot(watch))
-    t0 = time.perf_counter()
-    restart()
-    t1 = time.perf_counter()
-    just_after = _retry(lambda: snapshot(watch))
-    load.join()
-    at_end = _retry(lambda: snapshot(watch))
-    runs = holder["runs"]
-    told = sorted(
-        {str(e.get("message") or e.get("text")) for r in runs for w, e in r.of_type("error", "warning") if w >= t0}
-    )
-    logged = sorted({line.strip()[:200] for w in workers for line in w.log_lines(*ERROR_NEEDLES)})
-    return {
-        "devices": len(urls),
-        "restart_at_stream_s": restart_at_s,
-        "restart_took_s": round(t1 - t0, 2),
-        "rows_before": {k: len(v) for k, v in before.items()},
-        "rows_lost_at_restart": {k: len(before[k] - just_after[k]) for k in before},
-        "rows_lost_total": sum(len(before[k] - just_after[k]) for k in before),
-        "rows_missing_at_end": {k: len(before[k] - at_end[k]) for k in before},
-        "rows_at_end": {k: len(v) for k, v in at_end.items()},
-        "sessions_completed": sum(r.done_after_end_s(rec.duration_s) is not None for r in runs),
-        "device_errors": sorted({r.error for r in runs if r.error}),
-        "events_after_restart": [sum(1 for w, e in r.of_type("heard", "memchunk") if w > t1) for r in runs],
-        "memory_events_after_restart": sum(1 for r in runs for w, _ in r.of_type("memory") if w > t1),
-        "devices_told": told[:10],
-        "workers_logged": logged[:20],
-        "workers_alive": [w.proc.poll() is None for w in workers],
-        "all_workers_alive": all(w.proc.poll() is None for w in workers),
-    }
-
-
 def _cross_table(m: dict[str, Any]) -> tuple[str, list[str], list[list[Any]]]:
     keys = [
         "b_recognises",
@@ -257,17 +185,3 @@ def _cross_table(m: dict[str, Any]) -> tuple[str, list[str], list[list[Any]]]:
         "users_in_store",
     ]
     return "cross-worker enrolment (enrolled through A, identified through B)", keys, [[m.get(k, "-") for k in keys]]
-
-
-def _restart_table(m: dict[str, Any]) -> tuple[str, list[str], list[list[Any]]]:
-    head = ["devices", "restart s", "rows before", "lost at restart", "missing at end", "completed", "workers alive"]
-    row = [
-        m["devices"],
-        m["restart_took_s"],
-        m["rows_before"],
-        m["rows_lost_total"],
-        sum(m["rows_missing_at_end"].values()),
-        f"{m['sessions_completed']}/{m['devices']}",
-        m["all_workers_alive"],
-    ]
-    return "PostgreSQL restarted (pg_ctl restart -m fast) mid-stream", head, [row]

@@ -21,6 +21,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from egomem.errors import StoreUnreachable
 from egomem.memory.jobs import JobResult, MemoryJobs
 
 log = logging.getLogger(__name__)
@@ -112,7 +113,11 @@ class JobWorker:
             self.jobs.submitted.clear()
             try:
                 result = self.jobs.run_next()
-            except Exception:  # a store that is down: keep the thread, try again later
+            except StoreUnreachable as exc:  # the database is down or restarting: keep the thread, try again
+                log.warning("memory job worker: %s", exc)
+                self._stop.wait(IDLE_WAIT_S)
+                continue
+            except Exception:  # any other store failure: keep the thread, try again later
                 log.exception("memory job worker")
                 self._stop.wait(IDLE_WAIT_S)
                 continue

@@ -16,6 +16,15 @@ model that crashed) get `max_attempts`; an answer that is garbage gets
 `garbage_attempts`, 1 by default, as a model decoding greedily gives the same answer
 again (a remote one sampling may not: raise it there).
 
+A store that stops answering (a database restart or crash: StoreUnreachable) fails no session:
+`process` waits it out for up to `store_wait_s` (submitting again under the same key, which is
+idempotent, and reading the job's status again), and an attempt whose write died with the
+connection is given back with the backoff, or, when giving it back fails too, stays claimed by this
+process with no thread running it: an orphan, which the process's next claim takes back at once
+once the database answers (no lease to wait out). `counts` says how often each happened, and
+`hit` / `retried` which jobs (keys) the store's failures hit and which of those were tried again
+(a wait that ended with the store answering, or a new attempt).
+
 Workers: `memory/job_worker.py` (a low-priority thread, embedded) and the PostgreSQL
 queue of `runtime/fleet_queue.py` (any number of `egomem worker` processes); both run
 jobs through `run_next`, so the exactly-once rule above holds for each.
@@ -36,7 +45,7 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
-from egomem.errors import EgomemError
+from egomem.errors import EgomemError, StoreUnreachable
 from egomem.identity.types import Identification, IdentityStatus
 from egomem.llm.base import LLMError
 from egomem.memory.config import MemoryConfig
@@ -58,6 +67,7 @@ class RetryPolicy:
     backoff_s: float = 5.0  # the first retry's wait; doubled per attempt
     backoff_max_s: float = 300.0
     lease_s: float = 900.0  # a claim older than this is taken back (longer than any extraction)
+    store_wait_s: float = 300.0  # how long a caller waits out a database that does not answer
 
     @classmethod
     def from_config(cls, cfg: MemoryConfig) -> RetryPolicy:
@@ -142,6 +152,24 @@ def _vector(v: list[float]) -> np.ndarray:
 
 
 # -- workers -------------------------------------------------------------------------------
+# The worker ids of this process's threads that are claiming or running a job now. A claim by this
+# process that none of them holds is an orphan: its attempt died with the store's connection and
+# giving it back failed too, or the claim's COMMIT reached the server but its answer did not.
+_RUNNING: set[str] = set()
+_RUNNING_LOCK = threading.Lock()
+
+
+def orphaned_here(claimed_by: str, claimer: str) -> bool:
+    """A claim by this process that no thread of it is running (the claiming thread runs nothing else)."""
+    host, _, rest = claimed_by.partition(":")
+    if host != HOST or rest.partition(":")[0] != str(os.getpid()):
+        return False
+    if claimed_by == claimer:
+        return True
+    with _RUNNING_LOCK:
+        return claimed_by not in _RUNNING
+
+
 def worker_id() -> str:
     """host:pid:thread of the calling thread (what a claim records)."""
     return f"{HOST}:{os.getpid()}:{threading.get_native_id()}"
@@ -191,6 +219,24 @@ class MemoryJobs:
         # Told every job this process settles (done or failed for good, not a retry), in the thread
         # that ran it: how a caller that did not wait learns its outcome (runtime/memory_queue.py).
         self.on_settled: list[Callable[[JobResult], None]] = []
+        # What the store's failures cost this process: attempts that died with the store's connection,
+        # attempts the store refused otherwise (a conflicting concurrent write), callers that
+        # waited a database out, claims taken back from a dead worker or an orphan, jobs run again after
+        # a failed attempt and how many of those were written.
+        self.counts = {"store_failures": 0, "store_refusals": 0, "store_waits": 0, "orphans_taken": 0}
+        self.counts.update(retries_run=0, retries_done=0)
+        self.hit: set[str] = set()
+        self.retried: set[str] = set()
+        self._counts_lock = threading.Lock()
+
+    def _count(self, name: str, *, hit: str | None = None, retried: str | None = None) -> None:
+        with self._counts_lock:
+            if name:
+                self.counts[name] += 1
+            if hit is not None:
+                self.hit.add(hit)
+            if retried is not None:
+                self.retried.add(retried)
 
     def key(self, episode_id: str) -> str:
         return f"{self.source}:{episode_id}"
@@ -208,12 +254,32 @@ class MemoryJobs:
     def run_next(self, *, key: str | None = None) -> JobResult | None:
         """Claim one due job (or job `key`) and run it; None when nothing is due."""
         worker = worker_id()
-        job = self.store.claim_job(worker, self.clock(), lease_s=self.policy.lease_s, key=key, stale=dead_local_worker)
-        if job is None:
-            return None
-        t0, c0 = time.perf_counter(), time.process_time()
-        result = self._run(job, worker)
-        result = replace(result, wall_s=time.perf_counter() - t0, cpu_s=time.process_time() - c0)
+        taken: list[str] = []  # the claim a dead worker or an orphan held, when the job claimed is theirs
+
+        def stale(held_by: str) -> bool:
+            if dead_local_worker(held_by) or orphaned_here(held_by, worker):
+                taken.append(held_by)
+                return True
+            return False
+
+        with _RUNNING_LOCK:  # before the claim: no other thread may take what this one claims for an orphan
+            _RUNNING.add(worker)
+        try:
+            job = self.store.claim_job(worker, self.clock(), lease_s=self.policy.lease_s, key=key, stale=stale)
+            if job is None:
+                return None
+            if taken:  # its last attempt died with its worker or with the store's connection
+                self._count("orphans_taken", hit=job.key)
+            t0, c0 = time.perf_counter(), time.process_time()
+            result = self._run(job, worker)
+            result = replace(result, wall_s=time.perf_counter() - t0, cpu_s=time.process_time() - c0)
+        finally:
+            with _RUNNING_LOCK:
+                _RUNNING.discard(worker)
+        if job.attempts > 1:
+            self._count("retries_run", retried=job.key)
+            if result.status == "done":
+                self._count("retries_done")
         with self._settled:
             if result.outcome is not None and job.key in self._wanted:
                 self._outcomes[job.key] = result.outcome
@@ -250,6 +316,10 @@ class MemoryJobs:
             return JobResult(job, "retry", error=str(exc))
         except EgomemError as exc:  # the store refused (a lost connection, a lease taken over): due again later
             log.warning("memory job %s attempt %d: %s", job.key, job.attempts, exc)
+            if isinstance(exc, StoreUnreachable):
+                self._count("store_failures", hit=job.key)
+            else:  # e.g. a concurrent write to the same person ("already superseded"): tried again too
+                self._count("store_refusals")
             self._give_back(job, worker, str(exc))
             return JobResult(job, "retry", error=str(exc))
         return JobResult(job, "done", outcome)
@@ -259,8 +329,8 @@ class MemoryJobs:
             self.store.retry_job_later(
                 job.key, worker, error=error, not_before=self.clock() + self.policy.backoff(job.attempts)
             )
-        except EgomemError as exc:  # still unreachable: the lease hands it back
-            log.warning("memory job %s: could not give it back (%s); its lease will", job.key, exc)
+        except EgomemError as exc:  # still unreachable: an orphan, this process's next claim takes it back
+            log.warning("memory job %s: could not give it back (%s); taken back once the store answers", job.key, exc)
 
     def _episode_status(self, outcome: SessionOutcome) -> str:
         if not outcome.ok:
@@ -274,11 +344,17 @@ class MemoryJobs:
         with self._settled:
             self._wanted.add(key)
         try:
-            self.submit(session, identification)
+            self.waiting_out(lambda: self.submit(session, identification), key=key)
             if self.worker is None or not self.worker.alive:
-                while self.store.job(key).status not in ("done", "failed"):
+
+                def settled_here() -> bool:
+                    if self.store.job(key).status in ("done", "failed"):
+                        return True
                     if self.run_next(key=key) is None:  # in a backoff (or held elsewhere): wait for it
                         time.sleep(min(0.5, self.policy.backoff_s))
+                    return False
+
+                self.waiting_out(settled_here, until_true=True, key=key)
             return self.wait(key)
         finally:
             with self._settled:
@@ -292,10 +368,17 @@ class MemoryJobs:
         if self.dispatch is not None:
             self.dispatch(self.submit(session, identification))
             return SessionOutcome(session.episode_id, True, notes=["queued for a fleet worker"])
-        outcome = self.run(session, identification)
+        key = self.key(session.episode_id)
+        try:
+            outcome = self.run(session, identification)
+        except StoreUnreachable as exc:
+            if not self._stored(key):  # never committed: the caller keeps the session and hands it over again
+                raise
+            log.warning("memory job %s is stored; its outcome is not known yet (%s)", key, exc)
+            return SessionOutcome(session.episode_id, True, notes=["queued: the store did not answer in time"])
         if outcome is not None:
             return outcome
-        settled = self.settled_outcome(self.key(session.episode_id))
+        settled = self.waiting_out(lambda: self.settled_outcome(key), key=key)
         assert settled is not None  # `run` returns once the job is settled
         return settled
 
@@ -310,6 +393,41 @@ class MemoryJobs:
         ok = job.outcome.startswith("done")
         return SessionOutcome(job.episode_id, ok, reason="" if ok else job.outcome, notes=["written earlier"])
 
+    def _stored(self, key: str) -> bool:
+        try:
+            self.store.job(key)
+        except EgomemError:
+            return False
+        return True
+
+    def waiting_out(self, call: Callable[[], Any], *, until_true: bool = False, key: str | None = None) -> Any:
+        """`call()` (until it returns True, with `until_true`), waiting out a database that does not
+        answer with a backoff (0.2 s doubling to 5 s) for up to `store_wait_s` at a stretch; then the
+        StoreUnreachable is raised. Only for calls that are safe to repeat (idempotent)."""
+        down_since: float | None = None
+        pause = 0.2
+        while True:
+            try:
+                result = call()
+            except StoreUnreachable as exc:
+                now = time.monotonic()
+                if down_since is None:
+                    down_since = now
+                    self._count("store_waits", hit=key)
+                    log.warning(
+                        "the memory store does not answer (%s): waiting up to %.0f s", exc, self.policy.store_wait_s
+                    )
+                elif now - down_since > self.policy.store_wait_s:
+                    raise
+                time.sleep(pause)
+                pause = min(5.0, pause * 2)
+                continue
+            if down_since is not None:
+                self._count("", retried=key)
+            down_since, pause = None, 0.2
+            if not until_true or result:
+                return result
+
     def drain(self, *, timeout_s: float | None = None) -> int:
         """Until no job is left pending or running: run them here, or, while a worker thread runs, wait
         for it (waiting out backoffs either way); the number run here. TimeoutError when jobs remain
@@ -317,10 +435,10 @@ class MemoryJobs:
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         n = 0
         while True:
-            if (self.worker is None or not self.worker.alive) and self.run_next() is not None:
+            if (self.worker is None or not self.worker.alive) and self.waiting_out(self.run_next) is not None:
                 n += 1
                 continue
-            stats = self.stats()
+            stats = self.waiting_out(self.stats)
             if stats.backlog == 0:
                 return n
             if deadline is not None and time.monotonic() > deadline:
@@ -332,11 +450,15 @@ class MemoryJobs:
         """Block until job `key` is settled (done or failed) by any worker of this process; its outcome
         (None when it failed or another process ran it)."""
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
-        with self._settled:
-            while True:
+        while True:
+            with self._settled:
                 if key in self._outcomes:
                     return self._outcomes.pop(key)
-                if self.store.job(key).status in ("done", "failed"):
+            # Read outside the lock: waiting out a database that does not answer must not hold up the
+            # worker that reports an outcome.
+            settled = self.waiting_out(lambda: self.store.job(key), key=key).status in ("done", "failed")
+            with self._settled:
+                if key in self._outcomes or settled:
                     return self._outcomes.pop(key, None)
                 left = None if deadline is None else deadline - time.monotonic()
                 if left is not None and left <= 0:

@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import soundfile as sf
@@ -88,6 +89,9 @@ class RunResult:
     heard: list[tuple[float, float, str, str | None]] = field(default_factory=list)
     # The end-of-stream drain of the memory queue (how long, how many sessions it left); None: no queue.
     memory_drain: Drained | None = None
+    # What store failures cost memory: rounds failed / recovered, job attempts that died with the
+    # store, callers that waited it out, jobs run again and written (MemoryRounds.failure_counts).
+    memory_failures: dict[str, Any] = field(default_factory=dict)
 
 
 class EgoMem:
@@ -195,7 +199,8 @@ class EgoMem:
     def result(self, wall_s: float) -> RunResult:
         heard = [(h.start, h.end, h.text, h.speaker) for h in self.log.heard_turns()]
         outcomes, sessions = list(self.memory.outcomes), list(self.memory.finished)
-        return RunResult(self.stream.now_s, wall_s, self.times, outcomes, sessions, heard, self.drained)
+        failures = self.memory.failure_counts()
+        return RunResult(self.stream.now_s, wall_s, self.times, outcomes, sessions, heard, self.drained, failures)
 
     # -- what callers outside the runtime may do -------------------------------------------
     def assistant_said(self, text: str, t: float | None = None, *, has_audio: bool = False) -> None:

@@ -117,16 +117,26 @@ class AgentQueue:
             on_done(SessionOutcome(session.episode_id, True, notes=["queued for a fleet worker"]), None)
             return key
         key = self.jobs.key(session.episode_id)
-        try:
-            earlier = self.jobs.settled_outcome(key)
-        except NotFoundError:  # the usual case: a new session
-            earlier = None
+
+        def settled_before() -> SessionOutcome | None:
+            try:
+                return self.jobs.settled_outcome(key)
+            except NotFoundError:  # the usual case: a new session
+                return None
+
+        # A database that does not answer (a restart, a crash) is waited out: the round goes on after it.
+        earlier = self.jobs.waiting_out(settled_before, key=key)
         if earlier is not None:
             on_done(earlier, None)
             return key
         with self._lock:
             self._waiting[key] = on_done  # before the submit: the worker may settle it at once
-        self.jobs.submit(session, identification)
+        try:
+            self.jobs.waiting_out(lambda: self.jobs.submit(session, identification), key=key)
+        except BaseException:  # not committed: the round keeps the session and hands it over again
+            with self._lock:
+                self._waiting.pop(key, None)
+            raise
         return key
 
     def _settled(self, result: JobResult) -> None:

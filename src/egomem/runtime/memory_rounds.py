@@ -23,7 +23,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -45,6 +45,8 @@ from egomem.runtime.window import AgentStream
 from egomem.stream.clock import STEP_S
 
 logger = logging.getLogger(__name__)
+FINAL_ATTEMPTS = 4  # the last round of a stream: tried again after 2, 4, 8 s before its sessions are lost
+FINAL_BACKOFF_S = 2.0
 
 
 class Trigger(Protocol):
@@ -99,6 +101,17 @@ class MemoryRounds:
         # otherwise it commits them to the queue and returns, and the worker writes them in order.
         self._lockstep = True
         self._thread: threading.Thread | None = None
+        # Rounds that raised (their sessions stay for the next round) and rounds that then went through.
+        self.counts = {"rounds_failed": 0, "rounds_recovered": 0}
+        self._failing = False
+
+    def failure_counts(self) -> dict[str, Any]:
+        """Rounds failed and recovered, and what the store's failures cost the memory queue (memory/jobs.py):
+        counts, and the keys of the jobs they hit (`jobs_hit`) and of those tried again (`jobs_retried`)."""
+        if self.jobs is None:
+            return dict(self.counts)
+        jobs = self.jobs.jobs
+        return {**self.counts, **jobs.counts, "jobs_hit": sorted(jobs.hit), "jobs_retried": sorted(jobs.retried)}
 
     def observe(self, callback: Callable[[SessionHandled], None]) -> None:
         """Tell `callback` each session handed to memory, timed (instrumentation)."""
@@ -155,12 +168,28 @@ class MemoryRounds:
                 return
             t0 = time.perf_counter()
             try:
-                self.round(*item)
-            except Exception:  # keep the process alive; the sessions stay for the next round
-                logger.exception("memory management failed")
+                self._round_retried(*item)
             finally:
                 self.times.memory += time.perf_counter() - t0
                 self._queue.task_done()
+
+    def _round_retried(self, now_s: float, final: bool) -> None:
+        """A round; one that raises leaves its sessions for the next round, and the final one, which has
+        no next, is run again (FINAL_ATTEMPTS in all, with a backoff) before its sessions are given up."""
+        for attempt in range(1, FINAL_ATTEMPTS + 1 if final else 2):
+            try:
+                self.round(now_s, final)
+            except Exception:  # keep the process alive
+                self.counts["rounds_failed"] += 1
+                self._failing = True
+                logger.exception("memory management failed (round at %.1f s, attempt %d)", now_s, attempt)
+                if final and attempt < FINAL_ATTEMPTS:
+                    time.sleep(FINAL_BACKOFF_S * 2 ** (attempt - 1))
+                continue
+            if self._failing:
+                self.counts["rounds_recovered"] += 1
+                self._failing = False
+            return
 
     # -- a round ------------------------------------------------------------------------------
     def round(self, now_s: float, final: bool) -> None:

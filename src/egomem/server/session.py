@@ -149,6 +149,7 @@ async def stream(ws: WebSocket) -> None:
                 "duration_s": round(result.duration_s, 2),
                 "sessions": len(result.sessions),
                 "dropped_events": outbox.dropped,
+                "memory_failures": result.memory_failures,
             }
         )
         outbox.put(None)

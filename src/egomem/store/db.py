@@ -9,8 +9,8 @@ for every read. `transaction()` nests by joining the outer transaction, and ever
 operation in `store/ops/` runs inside it, so a memory change and its history row commit
 together.
 
-A lost connection (server restart, terminated backend) raises StoreError; the failed
-transaction is gone with it, and the next call outside a transaction reconnects.
+A lost connection (server restart, terminated backend) raises StoreUnreachable (a StoreError);
+the failed transaction is gone with it, and the next call outside a transaction reconnects.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine, Inspector, RowMapping
 from sqlalchemy.exc import DBAPIError, StatementError
 
-from egomem.errors import StoreError
+from egomem.errors import StoreError, StoreUnreachable
 
 Params = Mapping[str, Any] | Sequence[Mapping[str, Any]] | None
 T = TypeVar("T")
@@ -67,13 +67,13 @@ class Database:
         conn = self._conn
         if conn is None or conn.closed or conn.invalidated:
             if self._depth > 0:
-                raise StoreError(f"lost the connection to {self.where} in a transaction: it was rolled back")
+                raise StoreUnreachable(f"lost the connection to {self.where} in a transaction: it was rolled back")
             if conn is not None:
                 conn.close()
             try:
                 conn = self._conn = self.engine.connect()
             except DBAPIError as exc:
-                raise StoreError(f"cannot connect to {self.where}: {first_line(exc.orig)}") from exc
+                raise StoreUnreachable(f"cannot connect to {self.where}: {first_line(exc.orig)}") from exc
         return conn
 
     def close(self) -> None:
@@ -138,7 +138,7 @@ class Database:
             if conn is not None and (conn.closed or conn.invalidated):
                 # The COMMIT may have reached the server before the connection went: unlike a
                 # loss earlier in the transaction, nobody can say whether it was applied.
-                raise StoreError(
+                raise StoreUnreachable(
                     f"lost the connection to {self.where} while committing: the change may or may not be stored"
                 ) from exc
             raise
@@ -225,7 +225,7 @@ class Database:
 
     def _error(self, exc: DBAPIError) -> StoreError:
         if exc.connection_invalidated:
-            return StoreError(
+            return StoreUnreachable(
                 f"lost the connection to {self.where} ({first_line(exc.orig)});"
                 " the operation was not applied and the next call reconnects"
             )

@@ -35,7 +35,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.pool import NullPool
 
 from egomem.config import default_data_dir
-from egomem.errors import ConfigError, StoreError
+from egomem.errors import ConfigError, StoreError, StoreUnreachable
 from egomem.store import hnsw
 from egomem.store.base import MemoryStore
 from egomem.store.capabilities import POSTGRES
@@ -150,7 +150,7 @@ class PostgresStore(MemoryStore):
         try:
             conn = psycopg.connect(self.dsn, autocommit=True, connect_timeout=self._timeout)
         except psycopg.Error as exc:
-            raise StoreError(f"cannot connect to PostgreSQL at {where}: {first_line(exc)}") from exc
+            raise StoreUnreachable(f"cannot connect to PostgreSQL at {where}: {first_line(exc)}") from exc
         try:
             if self.schema is not None:
                 self._ensure_schema(conn)
