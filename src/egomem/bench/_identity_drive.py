@@ -33,6 +33,7 @@ from egomem.memory.items import SessionText, Turn
 from egomem.perception.face import load_image
 from egomem.runtime.agent import EgoMem
 from egomem.runtime.build import Models, Services, build_agent
+from egomem.runtime.conversation_log import majority
 from egomem.runtime.timeline import Timeline
 from egomem.store.base import MemoryStore
 from egomem_eval.identity.world_score import FactRecord, VisitRecord
@@ -62,11 +63,6 @@ class WorldRun:
     visits: list[VisitRecord]
     facts: list[FactRecord]
     poll_s: list[float] = field(default_factory=list)  # wall seconds per identify call
-
-
-def _level1_user(level1: list[str | None]) -> str | None:
-    held = [u for u in level1 if u is not None]
-    return max(set(held), key=held.count) if held else None
 
 
 def run_world(
@@ -121,7 +117,7 @@ def run_world(
             while k < len(line_ends):
                 _reply(agent, v.lines[k].text, line_ends[k], turns, rec)
                 k += 1
-            who = _level1_user(rec.level1)
+            who = majority([(u, True) for u in rec.level1])  # as the memory rounds pick a session's user
             ident = Identification(IdentityStatus.KNOWN, user_id=who) if who else None
             session = SessionText.dated(agent.wall_origin + start, agent.wall_origin + end, turns)
             outcome = agent.remember(session, ident)
