@@ -414,14 +414,27 @@ SUMMARY: tuple[Row, ...] = (
         fmt="{:.2f}",
     ),
     Row(
-        "fleet: enrolled through worker A, identified through B / polls beyond the same worker's",
+        "serve, default configuration (local LLM), one worker: devices at which it falls behind (lag p95 > 3 s)"
+        " / lag p50 / p95 s at 1 device",
+        "serve",
+        ("falls_behind_at_devices", "by_devices.1.event_lag_s_p50", "by_devices.1.event_lag_s_p95"),
+        fmt="{:.1f}",
+        where=(("llm_provider", "local"),),
+    ),
+    Row(
+        "fleet, rules extractor (fallback rows): enrolled through worker A, identified through B / polls beyond"
+        " the same worker's",
         "serve_fleet",
         ("cross_worker.b_recognises", "cross_worker.extra_polls_across_workers"),
     ),
-    Row("fleet: real-time devices per worker (lag p95 ≤ 3 s)", "serve_fleet", ("realtime_devices_per_worker",)),
     Row(
-        "fleet: PostgreSQL killed (kill -9) mid-stream: committed rows lost / memory jobs and rounds failed, "
-        "retried, written / workers alive",
+        "fleet, rules extractor: real-time devices per worker (lag p95 ≤ 3 s)",
+        "serve_fleet",
+        ("realtime_devices_per_worker",),
+    ),
+    Row(
+        "fleet, rules extractor: PostgreSQL killed (kill -9) mid-stream: committed rows lost / memory jobs and"
+        " rounds failed, retried, written / workers alive",
         "serve_fleet",
         (
             "restart.rows_lost_total",
