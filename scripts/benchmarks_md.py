@@ -607,7 +607,7 @@ def locomo(rec: dict[str, Any]) -> str:
 def realtime(rec: dict[str, Any]) -> str:
     m = rec["metrics"]
     seeds = m.get("seeds") or {}
-    keys = (
+    keys: tuple[tuple[str, str], ...] = (
         ("rtf_overall", "RTF"),
         ("level1_correct_latency_s_p50", "correct-user latency p50 s"),
         ("level1_correct_latency_s_p95", "p95 s"),
