@@ -127,6 +127,9 @@ class IdentityConfig(_Section):
     merge_cost: float = Field(default=20.0, gt=0.0)  # cost of KNOWN for someone else
     split_cost: float = Field(default=1.0, gt=0.0)  # cost of NEW for an enrolled user
     unsure_cost: float = Field(default=0.2, gt=0.0)  # cost of UNSURE (memory held back, maybe a question)
+    # Memory of a person identity stays unsure about is held, not written to anyone (runtime/unsure.py);
+    # never settled (by a name, the candidate's polls, or "someone new") it is dropped this long after.
+    unsure_hold_s: float = Field(default=1800.0, gt=0.0)
     calibration_file: Path | None = None  # None: the shipped calibration.json
 
 

@@ -170,7 +170,7 @@ class Episode(_Model):
     user_transcript: str = ""
     assistant_transcript: str = ""
     summary: str = ""
-    status: str = "done"  # done | failed:<reason> | pending
+    status: str = "done"  # done | failed:<reason> | pending | held:identity unsure | dropped (memory/manager.py)
     created_at: float = Field(default_factory=now)
 
 

@@ -29,6 +29,11 @@ def _facts(store: SQLiteStore, user_id: str) -> set[str]:
 
 @pytest.fixture
 def met(store: SQLiteStore, encoder: object) -> tuple[MemoryManager, str, str]:
+    return meet(store, encoder)
+
+
+def meet(store: SQLiteStore, encoder: object) -> tuple[MemoryManager, str, str]:
+    """Alex and Bob, each enrolled by a first session of their own."""
     mgr = MemoryManager(store, RulesProvider(), encoder)  # type: ignore[arg-type]
     alex = mgr.process(_session("e1", T0, ["Hi, I'm Alex.", "I work as a nurse."]), _seen(1, IdentityStatus.NEW))
     bob = mgr.process(_session("e2", T0 + 60, ["Hello, I'm Bob.", "I live in York."]), _seen(2, IdentityStatus.NEW))

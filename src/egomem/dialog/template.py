@@ -17,6 +17,7 @@ from egomem.dialog.base import DuplexModel, UserTurn
 from egomem.providers import BuildContext
 from egomem.registry import ProviderConfig
 from egomem.relations import REL_WORDS
+from egomem.retrieval.profile import UNSURE_VALUE
 from egomem.schemas import MemChunk
 
 _REL_RE = re.compile(rf"\b({REL_WORDS})(s)?\b", re.IGNORECASE)
@@ -61,7 +62,7 @@ def parse_level1(text: str) -> tuple[str | None, list[str]]:
     for line in text.splitlines():
         if line.startswith("Current user:"):
             value = line.split(":", 1)[1].strip()
-            name = None if value == "name not known yet" else value
+            name = None if value == "name not known yet" or value.startswith(UNSURE_VALUE) else value
         elif line.startswith("- "):
             lines.append(line[2:].strip())
     return name, lines
@@ -76,6 +77,7 @@ class TemplateResponder(DuplexModel):
         self.profile: list[str] = []
         self.level2: list[str] = []
         self._greet_pending = False
+        self._unsure = False  # Level 1 says identity is unsure who this is
         self._heard_name: str | None = None  # introduced themselves before identity caught up
         self._ack_name = False  # memory learned the current user's name mid-session: say so once
         self._acked = False  # ... and that line was the answer to the turn that gave the name
@@ -93,6 +95,7 @@ class TemplateResponder(DuplexModel):
             self.user_name, self.profile = parse_level1(chunk.text)
             self._ack_name = not changed and before is None and self.user_name is not None
             self._greet_pending = changed and chunk.user_id is not None
+            self._unsure = f"Current user: {UNSURE_VALUE}" in chunk.text
             if changed and self.user_name is None and self._heard_name:
                 self.user_name, self._greet_pending = self._heard_name, False  # already greeted by name
             self._heard_name = None
@@ -112,6 +115,9 @@ class TemplateResponder(DuplexModel):
             fact = self._recall()
             if fact:
                 text += f" Last time you told me {second_person(fact)}."
+        elif self._unsure:
+            # Identity cannot tell who this is (maybe someone it knows, maybe not): ask, share nothing.
+            text = "Hello! I'm not sure we've met. What's your name?"
         elif self.profile:
             # Recognised, with memories, but never told us a name: we have met.
             text = "Hello again! I don't think you've told me your name yet. What's your name?"

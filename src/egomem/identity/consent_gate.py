@@ -8,6 +8,13 @@ visitor is not asked again in this visit, and `end_of_day` drops them). A person
 forgotten is held the same way (`hold_back`), so the next poll does not enrol them again.
 
 Under `notice` and `implicit` the gate enrols at once, as before.
+
+A person identity is UNSURE about (fused evidence between the best candidate and someone new,
+identity/calibration.py) is held the same way under an unsure id (`unsure_...`, `hold_unsure`):
+never enrolled and never written as the candidate, while the memory of their sessions is held
+back (runtime/unsure.py). `resolve_unsure` settles who they were: the candidate (later polls,
+the candidate's name), or a new person (another name, polls that say NEW), enrolled with the
+keys seen so far (under `ask`, a new person becomes a consent visitor first).
 """
 
 from __future__ import annotations
@@ -19,10 +26,16 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from egomem.identity.identifier import AGGREGATE_MIN_COS, PersonIdentifier
-from egomem.identity.types import FaceObservation, Identification, VoiceObservation
+from egomem.identity.types import FaceObservation, Identification, IdentityStatus, VoiceObservation
 from egomem.privacy.consent import ConsentPolicy
 
 PENDING_PREFIX = "pending_"
+UNSURE_PREFIX = "unsure_"
+
+
+def is_unsure_id(person: str | None) -> bool:
+    """An id the gate gave a person identity is unsure about (`hold_unsure`)."""
+    return person is not None and person.startswith(UNSURE_PREFIX)
 
 
 @dataclass
@@ -33,6 +46,7 @@ class _Visitor:
     faces: list[FaceObservation] = field(default_factory=list)
     voices: list[VoiceObservation] = field(default_factory=list)
     held_back: bool = False  # refused, deferred, or forgotten: never enrolled in this visit
+    candidate: str | None = None  # an unsure person: the enrolled user they may be
 
 
 class ConsentGate:
@@ -53,6 +67,8 @@ class ConsentGate:
             known = self._match(face, voice)
             if known is not None:
                 self._remember(known, face, voice)
+                if self.is_unsure(known.id):  # the unsure person now matches nobody: someone new
+                    return self._new_person(known, None)
                 return self._enrolled.get(known.id, known.id)
             if self.policy != ConsentPolicy.ASK:
                 uid = self.identifier.enroll(None, face, voice, condition="first meeting")
@@ -63,6 +79,94 @@ class ConsentGate:
             self._remember(visitor, face, voice)
             self._visitors[visitor.id] = visitor
             return visitor.id
+
+    # -- unsure people (retrieval.polling.UnsureHolder) ---------------------------------------
+    def hold_unsure(self, identification: Identification) -> str:
+        """Identity stays UNSURE about the person in view: their id while it does (one unsure id for one
+        person's observations; a visitor being asked for consent keeps their pending id)."""
+        face, voice = identification.face, identification.voice
+        with self._lock:
+            known = self._match(face, voice, settled=True)
+            if known is None:
+                best = identification.user_id or next((u for u, _ in identification.candidates), None)
+                known = _Visitor(f"{UNSURE_PREFIX}{uuid.uuid4().hex[:12]}", candidate=best)
+                self._visitors[known.id] = known
+            self._remember(known, face, voice)
+            return self._enrolled.get(known.id, known.id)
+
+    def confirmed(self, person: str, user: str, identification: Identification) -> bool:
+        """Polls made `user` current right after the unsure `person`: it was them (their memory is
+        released to `user`) only when `user` was the candidate and these observations are the same
+        person's as the unsure ones; otherwise someone else came in and `person` stays unsure."""
+        with self._lock:
+            visitor = self._visitors.get(person)
+            if visitor is None or not self.is_unsure(person) or visitor.candidate != user:
+                return False
+            if not self._same(visitor, identification.face, identification.voice):
+                return False
+            self._enrolled[person] = user
+            return True
+
+    def resolve_unsure(self, person: str, user: str | None, name: str | None = None) -> str:
+        """Settle who the unsure `person` is: `user` (an enrolled user), or with None a new person
+        (named `name` when one was said), enrolled with what was seen and heard of them. Returns the
+        id they have now: a user id, or under `ask` a consent visitor's pending id."""
+        with self._lock:
+            visitor = self._visitors.get(person)
+            if visitor is None or not self.is_unsure(person):
+                return self._enrolled.get(person, person)
+            if visitor.held_back:  # asked to be forgotten: settled as nobody
+                return person
+            if user is not None:
+                self._enrolled[person] = user
+                return user
+            return self._new_person(visitor, name)
+
+    def is_unsure(self, person: str | None) -> bool:
+        """An unsure person not settled yet: their memory is held back, never written to anyone."""
+        return person is not None and person.startswith(UNSURE_PREFIX) and person not in self._enrolled
+
+    def unsure_gone(self, person: str) -> bool:
+        """The unsure `person` will never be settled: dropped (end of day), refused, or become a consent visitor."""
+        if person in self._enrolled:
+            return False
+        visitor = self._visitors.get(person)
+        return visitor is None or visitor.held_back
+
+    def candidate_of(self, person: str) -> str | None:
+        visitor = self._visitors.get(person)
+        return None if visitor is None else visitor.candidate
+
+    def observed_as(self, person: str) -> Identification:
+        """The unsure person's latest observations, as evidence for the held memory (UNSURE, the candidate)."""
+        visitor = self._visitors.get(person)
+        if visitor is None:
+            return Identification(IdentityStatus.UNSURE)
+        return Identification(
+            IdentityStatus.UNSURE,
+            user_id=visitor.candidate,
+            face=visitor.faces[-1] if visitor.faces else None,
+            voice=visitor.voices[-1] if visitor.voices else None,
+            rule="unsure: held back",
+        )
+
+    def _new_person(self, visitor: _Visitor, name: str | None) -> str:
+        """An unsure visitor who is someone new (the lock held): enrolled under `implicit` / `notice`;
+        under `ask` a consent visitor under a new pending id (the question follows), the unsure id dropped."""
+        if visitor.held_back:
+            return visitor.id
+        if self.policy == ConsentPolicy.ASK:
+            fresh = _Visitor(f"{PENDING_PREFIX}{uuid.uuid4().hex[:12]}", visitor.faces, visitor.voices)
+            self._visitors[fresh.id] = fresh
+            del self._visitors[visitor.id]
+            return fresh.id
+        face = visitor.faces[-1] if visitor.faces else None
+        voice = visitor.voices[-1] if visitor.voices else None
+        uid = self.identifier.enroll(None, face, voice, condition="unsure, then someone new", name=name)
+        if self.policy == ConsentPolicy.NOTICE:
+            self.enrolled_now.add(uid)
+        self._enrolled[visitor.id] = uid
+        return uid
 
     # -- decisions ---------------------------------------------------------------------
     def is_pending(self, person: str | None) -> bool:
@@ -116,16 +220,37 @@ class ConsentGate:
             return n
 
     # -- matching in memory --------------------------------------------------------------
-    def _match(self, face: FaceObservation | None, voice: VoiceObservation | None) -> _Visitor | None:
+    def _match(
+        self, face: FaceObservation | None, voice: VoiceObservation | None, *, settled: bool = False
+    ) -> _Visitor | None:
         """The visitor these observations are, by the same rules as enrolled people: a face within the
-        face threshold, or a voice as close as two polls the identifier takes to be one voice."""
+        face threshold, or a voice as close as two polls the identifier takes to be one voice. With
+        `settled`, an unsure person settled in this visit too (they keep who they were settled as while
+        identity stays unsure; a NEW decision does not follow a settlement it contradicts)."""
         threshold = self.identifier.config.face.threshold
         for visitor in self._visitors.values():
+            if visitor.candidate is not None:
+                # An unsure person is matched strictly (a loose match would give one person's held
+                # memory to another); once settled, only while still unsure (`settled`).
+                if (settled or self.is_unsure(visitor.id)) and self._same(visitor, face, voice):
+                    return visitor
+                continue
             if face is not None and any(_l2(face.vector, f.vector) < threshold for f in visitor.faces):
                 return visitor
             if voice is not None and any(_cos(voice.vector, v.vector) > AGGREGATE_MIN_COS for v in visitor.voices):
                 return visitor
         return None
+
+    def _same(self, visitor: _Visitor, face: FaceObservation | None, voice: VoiceObservation | None) -> bool:
+        """Stricter than `_match`: every modality observed in both matches the visitor's (a face within
+        the face threshold, a voice as close as two polls of one voice), and at least one does."""
+        checks = []
+        if face is not None and visitor.faces:
+            threshold = self.identifier.config.face.threshold
+            checks.append(any(_l2(face.vector, f.vector) < threshold for f in visitor.faces))
+        if voice is not None and visitor.voices:
+            checks.append(any(_cos(voice.vector, v.vector) > AGGREGATE_MIN_COS for v in visitor.voices))
+        return bool(checks) and all(checks)
 
     @staticmethod
     def _remember(visitor: _Visitor, face: FaceObservation | None, voice: VoiceObservation | None) -> None:

@@ -10,6 +10,12 @@ A conversation of several people (a written transcript, a diarized recording) is
 as one episode holding every speaker's turns, then `process(..., keep_episode=True)` runs
 once per speaker on that speaker's turns: the episode is kept as stored, and what each
 speaker said becomes their memory, linked to it (egomem_eval/conversation_memory.py).
+
+A session whose speaker identity is UNSURE about (an Identification with status UNSURE, its
+user_id the candidate) is written to the candidate only when the speaker says the candidate's
+name; otherwise it is held (`held:identity unsure`: its transcripts, no participant, no memory
+written) with the name said, if any, for the runtime to settle (runtime/unsure.py), which then
+hands it over again for the person it was (`held_session`) or drops it (`drop_held`).
 """
 
 from __future__ import annotations
@@ -37,6 +43,9 @@ from egomem.store.base import MemoryStore
 
 log = logging.getLogger(__name__)
 
+HELD = "held:identity unsure"  # the status of a held session's episode
+_HOLD = "\x00hold"  # _speaker's answer for a session to hold
+
 # The encoders whose keys a confirmed session adds (the ones perception uses).
 FACE_MODEL = DLIB_FACE.name
 VOICE_MODEL = RESEMBLYZER_VOICE.name
@@ -53,6 +62,8 @@ class SessionOutcome:
     notes: list[str] = field(default_factory=list)
     # Items the post-check rewrote or dropped (about the assistant; a wish said as a liking).
     checked: list[Checked] = field(default_factory=list)
+    held: bool = False  # identity unsure: stored as a held episode, nothing written to anyone
+    held_name: str | None = None  # the name the held session's speaker gave, if any
 
 
 class MemoryManager:
@@ -127,6 +138,9 @@ class MemoryManager:
                 extracted, user_id, plan = self._decide(*self._fallback, session, known, identification)
             except LLMError as exc2:
                 return commit(partial(failed, exc2.reason, exc2.detail))
+        if user_id == _HOLD:
+            name = next((it.text for it in extracted.items if it.kind == "name"), None)
+            return commit(partial(self._held, session, identification, name))
         write = partial(self._write, session, identification, user_id, extracted, plan, status)
         return commit(partial(write, keep_episode=keep_episode))
 
@@ -161,18 +175,36 @@ class MemoryManager:
         extracted = extractor.extract(session)
         name = next((it.text for it in extracted.items if it.kind == "name"), None)
         user_id = self._speaker(known, name, identification)
+        if user_id == _HOLD:  # held: nothing is planned for anyone
+            return extracted, user_id, UpdatePlan()
         user_name = self.store.get_user(user_id).name if user_id else name
         return extracted, user_id, updater.plan(user_id, user_name, extracted.items)
 
     def retry(self, episode_id: str, identification: Identification | None = None) -> SessionOutcome:
         """Process a failed episode again from its stored transcripts (one turn per line)."""
         ep = self.store.get_episode(episode_id)
-        turns = [Turn(speaker="user", text=t) for t in ep.user_transcript.splitlines() if t.strip()]
-        turns += [Turn(speaker="assistant", text=t) for t in ep.assistant_transcript.splitlines() if t.strip()]
-        session = SessionText.dated(ep.start, ep.end, turns, episode_id=ep.id)
         if identification is None and ep.participants:
             identification = Identification(status=IdentityStatus.KNOWN, user_id=ep.participants[0])
-        return self.process(session, identification)
+        return self.process(self.held_session(episode_id), identification)
+
+    def held_session(self, episode_id: str) -> SessionText:
+        """A stored episode's session again, from its transcripts (one turn per line), to process it
+        for the person it turned out to be (a held one) or once more (a failed one)."""
+        ep = self.store.get_episode(episode_id)
+        turns = [Turn(speaker="user", text=t) for t in ep.user_transcript.splitlines() if t.strip()]
+        turns += [Turn(speaker="assistant", text=t) for t in ep.assistant_transcript.splitlines() if t.strip()]
+        return SessionText.dated(ep.start, ep.end, turns, episode_id=ep.id)
+
+    def drop_held(self, episode_id: str, why: str) -> bool:
+        """A held session whose speaker was never settled: its transcripts are deleted and the episode
+        records why (the record stays). False when the episode is not held (settled meanwhile)."""
+        with self.store.transaction():
+            ep = self.store.get_episode(episode_id)
+            if ep.status != HELD:
+                return False
+            dropped = ep.model_copy(update={"user_transcript": "", "assistant_transcript": "", "status": "dropped"})
+            self.store.update_episode(dropped, cause=f"held session dropped: {why}"[:1000])
+        return True
 
     # -- internals -------------------------------------------------------------------
     def _truecased(self, session: SessionText) -> SessionText:
@@ -190,6 +222,10 @@ class MemoryManager:
         if there is exactly one, else a new person. Why not keep the match: a wrong match writes one
         person's life onto another (a merge), while a wrong split costs a name asked again and can be
         merged back (`egomem users merge`, undoable)."""
+        if ident is not None and ident.status == IdentityStatus.UNSURE:
+            # Only the candidate's own name settles it here; anything else is the runtime's to settle.
+            said = None if ident.user_id is None or name is None else self.store.get_user(ident.user_id).name
+            return ident.user_id if said is not None and name is not None and same_name(said, name) else _HOLD
         if known is None:
             return self._user_by_name(name, ident)
         said = None if name is None else self.store.get_user(known).name
@@ -281,6 +317,18 @@ class MemoryManager:
                 if rel is not None:
                     applied.ops.append(("ADD", rel.id, it.text))
         return SessionOutcome(session.episode_id, True, user_id, "", extracted.items, applied, notes, extracted.checked)
+
+    def _held(self, session: SessionText, ident: Identification | None, name: str | None) -> SessionOutcome:
+        """Store an unsure speaker's session as held: its transcripts only, nobody's memory."""
+        candidate = None if ident is None else ident.user_id
+        llr = "" if ident is None or ident.llr is None else f", fused LLR {ident.llr:.2f}"
+        why = f"identity unsure (candidate {candidate}{llr})" + (f"; said the name {name}" if name else "")
+        episode = self._episode(session, [], HELD)
+        if self._exists(session.episode_id):
+            self.store.update_episode(episode, cause=f"session {session.episode_id}: held: {why}")
+        else:
+            self.store.add_episode(episode, cause=f"session {session.episode_id}: held: {why}")
+        return SessionOutcome(session.episode_id, True, None, "", notes=[f"held: {why}"], held=True, held_name=name)
 
     def _exists(self, episode_id: str) -> bool:
         try:

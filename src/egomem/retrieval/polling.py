@@ -8,15 +8,18 @@ A person nobody knows, seen or heard for `new_user_polls` polls in a row, become
 provisional user through the injected Enroller. `absent_polls` polls with nobody
 observable clear the current user (a silent user looking away keeps it a while).
 UNSURE (evidence between "the best candidate" and "someone new") is "not this user": it never
-switches to the candidate nor enrols anyone, and `confirm_polls` UNSURE polls in a row clear the
-current user, so what an unsure person says is not written to whoever was there before.
+switches to the candidate nor enrols anyone. `confirm_polls` UNSURE polls in a row make the unsure
+person current under an id of the injected UnsureHolder (their Level 1 holds no one's memory, and
+their sessions are held back, runtime/unsure.py), or clear the current user without one; either
+way what an unsure person says is not written to whoever was there before. When the candidate
+then wins `confirm_polls` polls, the holder is told (`confirmed`): it may have been them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -42,6 +45,15 @@ class Enroller(Protocol):
     def enroll_new(self, identification: Identification) -> str: ...
 
 
+@runtime_checkable
+class UnsureHolder(Protocol):
+    """Holds people identity is unsure about (identity.consent_gate.ConsentGate)."""
+
+    def hold_unsure(self, identification: Identification) -> str: ...
+
+    def confirmed(self, person: str, user: str, identification: Identification) -> bool: ...
+
+
 @dataclass(frozen=True)
 class PollPolicy:
     confirm_polls: int = 2
@@ -63,6 +75,7 @@ class UserTracker:
     def __init__(self, policy: PollPolicy, enroller: Enroller | None = None) -> None:
         self.policy = policy
         self.enroller = enroller
+        self.holder = enroller if isinstance(enroller, UnsureHolder) else None
         self.current: str | None = None
         self._pending: str | None = None
         self._pending_n = 0
@@ -81,14 +94,19 @@ class UserTracker:
             else:
                 self._pending, self._pending_n = ident.user_id, 1
             if self._pending_n >= self.policy.confirm_polls:
+                if self.holder is not None and self.current is not None:
+                    self.holder.confirmed(self.current, ident.user_id, ident)
                 return self._switch(ident.user_id)
             return self.NO_CHANGE
         self._pending, self._pending_n = None, 0
         if ident.status == IdentityStatus.UNSURE:
             self._new_n = self._absent_n = 0
             self._unsure_n += 1
-            if self.current is not None and self._unsure_n >= self.policy.confirm_polls:
-                return self._switch(None)
+            if self._unsure_n >= self.policy.confirm_polls:
+                if self.holder is not None:
+                    return self._switch(self.holder.hold_unsure(ident))
+                if self.current is not None:
+                    return self._switch(None)
             return self.NO_CHANGE
         self._unsure_n = 0
         if ident.status == IdentityStatus.NEW:
@@ -103,6 +121,14 @@ class UserTracker:
         if self.current is not None and self._absent_n >= self.policy.absent_polls:
             return self._switch(None)
         return self.NO_CHANGE
+
+    def settled(self, person: str, user: str) -> bool:
+        """The current (unsure) `person` was settled as `user`: they are current under that id now.
+        Returns whether the current user changed."""
+        if self.current != person or user == person:
+            return False
+        self.current = user
+        return True
 
     def _switch(self, user_id: str | None) -> str | None:
         self._pending, self._pending_n = None, 0

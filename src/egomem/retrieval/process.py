@@ -211,6 +211,14 @@ class RetrievalProcess:
         if stale2:
             self.events.emit(MemChunkUpdated.of(self._level2))
 
+    def settled(self, person: str, user: str) -> None:
+        """An unsure `person` was settled as `user` (identity.consent_gate.resolve_unsure): if they are
+        the current user, they are now under that id, and Level 1 shows that user's memory."""
+        with self._lock:
+            changed = self.tracker.settled(person, user)
+        if changed:
+            self.refresh_level1()
+
     def _refresh_others(self, at: float) -> None:
         """Re-render Level 1 when the other people present are not those it names."""
         if self.others_present(at) != self._others:

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from egomem.errors import NotFoundError
+from egomem.identity.consent_gate import is_unsure_id
 from egomem.privacy.sensitivity import is_sensitive
 from egomem.retrieval.tokens import TokenCounter
 from egomem.schemas import Fact, FactKind, MemChunk, Relation, now
@@ -23,6 +24,9 @@ from egomem.store.base import MemoryStore
 FactScorer = Callable[[Fact, float], float]
 
 RECENCY_HALF_LIFE_S = 30 * 86400.0
+# Level 1 of a person identity is unsure about (runtime/unsure.py): someone to talk to, no one's memory.
+UNSURE_VALUE = "not sure who this is yet"
+UNSURE_HEADER = f"Current user: {UNSURE_VALUE} (share no one's memory; ask who they are)"
 MIN_PARTIAL_TOKENS = 8  # below this a cut item says too little to be worth including
 SECTION_TITLES = {
     FactKind.PERSONA: "About",
@@ -102,6 +106,9 @@ class ProfileRenderer:
         try:
             user = self.store.get_user(user_id)
         except NotFoundError:
+            if is_unsure_id(user_id):  # someone is there, but who is not settled: nobody's memory
+                return MemChunk(level=1, text=UNSURE_HEADER, tokens=self.tokens.count_tokens(UNSURE_HEADER),
+                                user_id=user_id, at=at)  # fmt: skip
             return MemChunk(level=1, text="", tokens=0, user_id=None, at=at)
         header = f"Current user: {user.name or 'name not known yet'}"
         if others:

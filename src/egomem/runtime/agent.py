@@ -47,6 +47,7 @@ from egomem.runtime.memory_rounds import MemoryRounds, SessionHandled, Trigger
 from egomem.runtime.names import NameLearner
 from egomem.runtime.privacy_turns import PrivacyTurns
 from egomem.runtime.timeline import Timeline
+from egomem.runtime.unsure import UnsureMemory
 from egomem.runtime.window import AgentStream
 from egomem.store.base import MemoryStore, QueueStats
 from egomem.stream.clock import STEP_S
@@ -107,9 +108,14 @@ class EgoMem:
         self.speaking = SpeakingChannel(parts.voice or ToneSynthesizer())
         self._recording: list[tuple[np.ndarray, np.ndarray]] | None = None  # (listen, speak) per step
         self._model, self._retrieval, self._privacy = parts.model, parts.retrieval, parts.privacy
-        names = NameLearner(
-            parts.store, parts.manager, parts.retrieval, self.timeline, poll_interval_s=poll_s, wall=self.stream.wall
+        gate = parts.privacy.gate if parts.privacy is not None else None
+        self.unsure = UnsureMemory(
+            gate, parts.store, parts.retrieval, self.timeline, hold_s=config.identity.unsure_hold_s
         )
+        names = NameLearner(
+            parts.store, parts.manager, parts.retrieval, self.timeline, poll_interval_s=poll_s, wall=self.stream.wall,
+            unsure=self.unsure,
+        )  # fmt: skip
         # The turn detector's VAD history also feeds the trigger (one Silero pass, not two).
         turns = TurnDetector(parts.vad, history_s=rt.buffer_s + 2 * rt.memory_interval_s)
         self.dialog = DialogLoop(
@@ -124,7 +130,7 @@ class EgoMem:
             config=rt, poll_interval_s=poll_s, stream=self.stream, log=self.log, trigger=parts.trigger,
             sessions=parts.sessions, vad_since=turns.vad_since, speech_pending_since=self.dialog.speech_pending_since,
             manager=parts.manager, retrieval=parts.retrieval, names=names, timeline=self.timeline, times=self.times,
-            privacy=parts.privacy, jobs=AgentQueue(config, parts.store, parts.manager),
+            privacy=parts.privacy, jobs=AgentQueue(config, parts.store, parts.manager), unsure=self.unsure,
         )  # fmt: skip
         self._next_poll, self._next_mem = poll_s, rt.memory_interval_s
         self.drained: Drained | None = None  # the memory queue's end-of-stream drain, once stopped
@@ -225,6 +231,22 @@ class EgoMem:
     def remember(self, session: SessionText, identification: Identification | None) -> SessionOutcome:
         """A session assembled outside the stream, to memory the way the memory rounds hand theirs."""
         return self.memory.hand_over(session, identification)
+
+    def remember_visit(self, session: SessionText, person: str | None, at: float) -> SessionOutcome:
+        """A session of `person` (a Level-1 id, as `current_user` gave it), ended at stream time `at`,
+        to memory as the memory rounds hand one over: a person identity is unsure about goes as UNSURE
+        (held unless the candidate's name settles it; a name said settles who they are), and held
+        sessions of people settled meanwhile are handed over again (runtime/unsure.py)."""
+        ident = self.unsure.identification(person)
+        outcome = self.memory.hand_over(session, ident)
+        self.unsure.after(person, ident, outcome, at)
+        self.memory.settle_held(at)
+        return outcome
+
+    def end_of_visits(self, at: float) -> None:
+        """No more sessions (a transcript's day is over): held sessions of people settled are written,
+        the rest dropped, as at the end of a stream."""
+        self.memory.settle_held(at, final=True)
 
     def memory_queue(self) -> QueueStats | None:
         """The memory-writing queue now: backlog (sessions committed, not yet written) and lag (session

@@ -12,6 +12,10 @@ the jobs in order, and what follows a written session (its outcome, the timeline
 entries, Level 1 refreshed, observers told: `SessionHandled`) happens when its job completes.
 A lockstep round waits for each session to be written (`hand_over`), so a replay is repeatable.
 The end of the stream drains the queue (`join`).
+
+A session of a person identity is unsure about goes to memory as UNSURE and may be held
+(runtime/unsure.py); each round hands held sessions over again once their person is settled, and
+drops those never settled (the last round and `join` drop what is left).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from egomem.config import RuntimeConfig
+from egomem.errors import EgomemError
 from egomem.identity.types import Identification, IdentityStatus
 from egomem.memory.items import SessionText, Turn
 from egomem.memory.jobs import JobResult
@@ -41,6 +46,7 @@ from egomem.runtime.memory_queue import DRAIN_TIMEOUT_S, AgentQueue, Drained
 from egomem.runtime.names import NameLearner
 from egomem.runtime.privacy_turns import PrivacyTurns
 from egomem.runtime.timeline import Timeline
+from egomem.runtime.unsure import UnsureMemory
 from egomem.runtime.window import AgentStream
 from egomem.stream.clock import STEP_S
 
@@ -83,8 +89,10 @@ class MemoryRounds:
         times: ProcessTimes,
         privacy: PrivacyTurns | None = None,
         jobs: AgentQueue | None = None,
+        unsure: UnsureMemory | None = None,
     ) -> None:
         self.privacy = privacy  # privacy hook: who stays out of memory
+        self.unsure = unsure  # sessions of a person identity is unsure about: held, then released or dropped
         # The durable memory-writing queue (runtime/memory_queue.py): a session is committed as a job
         # before extraction, so a crash loses none; None: straight to the manager (tests, benches).
         self.jobs = jobs
@@ -156,9 +164,12 @@ class MemoryRounds:
         if self._thread is not None:
             self._thread.join()
             self._thread = None
-        if self.jobs is not None:  # once every job is written
-            return self.jobs.stop(drain_timeout_s)
-        return None
+        drained = None if self.jobs is None else self.jobs.stop(drain_timeout_s)  # once every job is written
+        try:  # held sessions written by the drain: nobody can settle them any more
+            self.settle_held(self.stream.now_s, final=True)
+        except Exception:
+            logger.exception("could not settle the held sessions at the end of the stream")
+        return drained
 
     def _loop(self) -> None:
         while True:
@@ -193,6 +204,7 @@ class MemoryRounds:
 
     # -- a round ------------------------------------------------------------------------------
     def round(self, now_s: float, final: bool) -> None:
+        self.settle_held(now_s)
         buffer = self.stream.buffer
         origin = max(self._origin, now_s - self.config.buffer_s + 1.0)
         listen = buffer.listen.window(origin, now_s)
@@ -223,6 +235,7 @@ class MemoryRounds:
             self._origin = end
         if final:
             self._origin = now_s
+            self.settle_held(now_s, final=True)
 
     def _cover_turns(self, spans: list[tuple[float, float]], now_s: float) -> list[tuple[float, float]]:
         """Each heard turn belongs to exactly one session, whole: a session grows to cover every
@@ -310,9 +323,12 @@ class MemoryRounds:
         turns.sort(key=lambda tr: tr.start or 0.0)
         wall = self.stream.wall
         session = SessionText.dated(wall(start), wall(end), turns, user_name=self.names.name_of(user))
-        ident = Identification(IdentityStatus.KNOWN, user_id=user) if user else None
+        ident = self.unsure.identification(user) if self.unsure is not None else _known(user)
         if self.jobs is None or self._lockstep:  # wait for it: a lockstep run stays repeatable
-            self._written(end, user, self.hand_over(session, ident))
+            outcome = self.hand_over(session, ident)
+            self._written(end, user, outcome)
+            if self.unsure is not None:
+                self.unsure.after(user, ident, outcome, end)
             return
         queued = time.perf_counter()
 
@@ -320,6 +336,8 @@ class MemoryRounds:
             wall_s, cpu_s = (0.0, 0.0) if result is None else (result.wall_s, result.cpu_s)
             self._tell(SessionHandled(session, outcome, wall_s, cpu_s, queued_s=time.perf_counter() - queued))
             self._written(end, user, outcome)
+            if self.unsure is not None:
+                self.unsure.after(user, ident, outcome, end)
 
         self.jobs.enqueue(session, ident, done)  # committed now; the round goes on
 
@@ -348,6 +366,37 @@ class MemoryRounds:
         self._tell(SessionHandled(session, outcome, wall_s, time.process_time() - c0, queued_s=wall_s))
         return outcome
 
+    def settle_held(self, now_s: float, *, final: bool = False) -> None:
+        """Held sessions whose person was settled go to memory for them; those never settled are dropped
+        (all of them when `final`). Written here, not through the queue: the queue already holds the
+        session's job (its key is the episode's) as done, and a held episode stays in the store as held
+        until this writes it."""
+        if self.unsure is None:
+            return
+        due = self.unsure.due(now_s, final=final)
+        for episode, user in due.release:
+            try:
+                session = self.manager.held_session(episode)
+            except EgomemError as exc:  # deleted meanwhile ("forget me"): nothing to release
+                self.timeline.add(now_s, "warning", text=f"held session {episode} gone: {exc}")
+                continue
+            ident = _known(user)
+            t0, c0 = time.perf_counter(), time.process_time()
+            outcome = self.manager.process(session, ident)
+            wall_s = time.perf_counter() - t0
+            self._tell(SessionHandled(session, outcome, wall_s, time.process_time() - c0, queued_s=wall_s))
+            self._written(now_s, user, outcome)
+        for episode, why in due.drop:
+            try:
+                if self.manager.drop_held(episode, why):
+                    self.timeline.add(now_s, "memory", op="DROPPED", user=None, text=f"held session {episode}: {why}")
+            except EgomemError as exc:
+                self.timeline.add(now_s, "warning", text=f"held session {episode} not dropped: {exc}")
+
     def _tell(self, handled: SessionHandled) -> None:
         for callback in self._observers:
             callback(handled)
+
+
+def _known(user: str | None) -> Identification | None:
+    return Identification(IdentityStatus.KNOWN, user_id=user) if user else None

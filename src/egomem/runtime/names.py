@@ -16,6 +16,7 @@ from egomem.memory.rules_extract import name_in
 from egomem.memory.social import same_name
 from egomem.retrieval.process import RetrievalProcess
 from egomem.runtime.timeline import Timeline
+from egomem.runtime.unsure import UnsureMemory
 from egomem.store.base import MemoryStore
 
 # A name heard while the speaker is not yet identified waits this many polls for them.
@@ -32,8 +33,10 @@ class NameLearner:
         *,
         poll_interval_s: float,
         wall: Callable[[float], float],
+        unsure: UnsureMemory | None = None,
     ) -> None:
         self.store, self.manager, self.retrieval, self.timeline = store, manager, retrieval, timeline
+        self.unsure = unsure  # a name from a person identity is unsure about settles who they are
         self.poll_interval_s = poll_interval_s
         self.wall = wall  # stream seconds -> wall-clock seconds (retrieval's clock)
         self._lock = threading.Lock()
@@ -62,7 +65,9 @@ class NameLearner:
             return
         user = self.retrieval.current_user()
         seen = self.retrieval.matches_between(self.wall(start) - self.poll_interval_s, self.wall(end) + 1e-3)
-        if user is not None and seen and all(u == user for u in seen):
+        # An unsure person's own polls match nobody (UNSURE has no user): those count as theirs.
+        unsure = self.unsure is not None and self.unsure.is_unsure(user)
+        if user is not None and seen and all(u == user or (unsure and u is None) for u in seen):
             self._adopt(user, name, end)
         else:
             with self._lock:
@@ -93,6 +98,9 @@ class NameLearner:
             return None
 
     def _adopt(self, user: str, name: str, t: float) -> None:
+        if self.unsure is not None and self.unsure.is_unsure(user):
+            self.unsure.named(user, name, t)  # the candidate's name, or someone new
+            return
         known = self.name_of(user)
         if known is not None:
             if not same_name(known, name):  # identity evidence: memory decides whose session it is

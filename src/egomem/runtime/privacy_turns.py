@@ -110,6 +110,9 @@ class PrivacyTurns:
         return Handled(say, f"{event}: nothing kept")
 
     def _withdraw(self, text: str, current: str | None, voice_user: str | None) -> Handled:
+        if self.gate.is_unsure(current):  # nobody settled: no keys to delete; hold them back
+            self.gate.refuse(current or "")
+            return Handled(WITHDRAWN, "withdrawal: unsure person, nothing stored")
         target = self.gate.resolve(current)
         verdict = may_erase(target, self._speaker(current, voice_user))
         if verdict != EraseVerdict.ALLOW or target is None:
@@ -149,8 +152,9 @@ class PrivacyTurns:
         return Speaker(self.gate.resolve(current), voice, face_user, verified)
 
     def _forget(self, request: ForgetRequest, current: str | None, voice_user: str | None) -> Handled:
-        if self.gate.is_pending(current):
-            # Nothing of theirs was ever stored: drop what is held in memory, and keep them from being enrolled.
+        if self.gate.is_pending(current) or self.gate.is_unsure(current):
+            # Nothing of theirs was ever stored (an unsure person's held sessions are dropped at the next
+            # round): drop what is held in memory, and keep them from being enrolled.
             self.gate.refuse(current or "")
             return Handled("I haven't kept anything about you, and I won't.", "forget: visitor, nothing stored")
         target = self.gate.resolve(voice_user) if voice_user not in (None, UNKNOWN) else self.gate.resolve(current)
