@@ -79,3 +79,22 @@ def test_under_ask_someone_new_is_asked_first_and_a_forgotten_person_is_never_se
     handled = turns.on_turn("Please forget me.", other, None)
     assert handled is not None and "haven't kept anything" in handled.say
     assert gate.unsure_gone(other) and gate.resolve_unsure(other, alex) == other  # never written to Alex
+
+
+def test_the_candidate_needs_the_visits_evidence_not_just_its_last_polls(store: SQLiteStore) -> None:
+    # The same face and voice, unsure for most of the visit (fused LLR 2 for Alex, KNOWN needs about
+    # 4.6), then two polls just past KNOWN: still unsure (mean below KNOWN); clear evidence settles it.
+    gate = _turns(store, ConsentPolicy.IMPLICIT).gate
+    alex = gate.enroll_new(Identification(IdentityStatus.NEW, face=A_FIRST[0], voice=A_FIRST[1]))
+    known_llr = gate.identifier.thresholds[0]
+    unsure = _unsure(A_LATER, alex)
+    unsure.llr = known_llr - 2.5
+    person = ""
+    for _ in range(3):
+        person = gate.hold_unsure(unsure)
+    barely = _known(A_LATER, alex)
+    barely.llr = known_llr + 0.5
+    assert gate.confirmed(person, alex, barely) is None and gate.is_unsure(person)
+    clear = _known(A_LATER, alex)
+    clear.llr = known_llr + 10.0
+    assert gate.confirmed(person, alex, clear) is True and gate.resolve(person) == alex

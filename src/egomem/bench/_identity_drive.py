@@ -26,7 +26,6 @@ from typing import Any
 import numpy as np
 
 from egomem.errors import NotFoundError
-from egomem.identity.types import Identification, IdentityStatus
 from egomem.llm.base import LLMProvider
 from egomem.media import SAMPLE_RATE
 from egomem.memory.items import SessionText, Turn
@@ -118,13 +117,13 @@ def run_world(
                 _reply(agent, v.lines[k].text, line_ends[k], turns, rec)
                 k += 1
             who = majority([(u, True) for u in rec.level1])  # as the memory rounds pick a session's user
-            ident = Identification(IdentityStatus.KNOWN, user_id=who) if who else None
             session = SessionText.dated(agent.wall_origin + start, agent.wall_origin + end, turns)
-            outcome = agent.remember(session, ident)
+            outcome = agent.remember_visit(session, who, end)  # an unsure person's session may be held
             episodes[outcome.episode_id] = v.person
             rec.user = outcome.user_id
             records.append(rec)
             t = end
+        agent.end_of_visits(t)  # held sessions of people settled are written, the rest dropped
     _final_users(store, records, list(episodes))
     return WorldRun(records, _facts(store, episodes), poll_s)
 

@@ -122,6 +122,7 @@ def run(options: BenchOptions) -> BenchResult:
         ["never-named greeted by a name", pooled["never_named_greeted"], "", ""],
         ["decision latency p50 / p95 (polls)", latency, "", ""],
         ["visits never decided", pooled["never_decided"], "", ""],
+        ["visits held, never settled (memory dropped)", pooled["visits_unwritten"], "", ""],
     ]
     counts = [[k, pooled[k]] for k in ("worlds", "people", "person_days", "visits", "users", "facts", "asks")]
     merges = [[w["seed"], " + ".join(p)] for w in per_world for p in w["merged_pairs"]]

@@ -47,6 +47,7 @@ class _Visitor:
     voices: list[VoiceObservation] = field(default_factory=list)
     held_back: bool = False  # refused, deferred, or forgotten: never enrolled in this visit
     candidate: str | None = None  # an unsure person: the enrolled user they may be
+    llrs: list[float] = field(default_factory=list)  # their polls' fused LLR for the candidate, this visit
 
 
 class ConsentGate:
@@ -92,18 +93,30 @@ class ConsentGate:
                 known = _Visitor(f"{UNSURE_PREFIX}{uuid.uuid4().hex[:12]}", candidate=best)
                 self._visitors[known.id] = known
             self._remember(known, face, voice)
+            if identification.llr is not None and known.candidate is not None:
+                best = next((u for u, _ in identification.candidates), identification.user_id)
+                if best == known.candidate:
+                    known.llrs.append(identification.llr)
             return self._enrolled.get(known.id, known.id)
 
-    def confirmed(self, person: str, user: str, identification: Identification) -> bool:
-        """Polls made `user` current right after the unsure `person`: it was them (their memory is
-        released to `user`) only when `user` was the candidate and these observations are the same
-        person's as the unsure ones; otherwise someone else came in and `person` stays unsure."""
+    def confirmed(self, person: str, user: str, identification: Identification) -> bool | None:
+        """Polls say `user` (KNOWN) while the unsure `person` is current. True: it was them (settled as
+        `user`, their memory released to them). False: someone else came in (`person` stays unsure).
+        None: the same person, but the visit's evidence is not enough yet: their polls' mean fused LLR
+        for `user` (the unsure polls too) is below KNOWN's threshold, so they stay unsure. Why the mean:
+        the same face and voice seen again are not new evidence each time, and a person who looked
+        unsure for most of a visit is not made someone else by the last two polls."""
         with self._lock:
             visitor = self._visitors.get(person)
             if visitor is None or not self.is_unsure(person) or visitor.candidate != user:
                 return False
             if not self._same(visitor, identification.face, identification.voice):
                 return False
+            if identification.llr is not None:
+                visitor.llrs.append(identification.llr)
+            known_llr = self.identifier.thresholds[0]
+            if visitor.llrs and sum(visitor.llrs) / len(visitor.llrs) < known_llr:
+                return None
             self._enrolled[person] = user
             return True
 

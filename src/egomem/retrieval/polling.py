@@ -12,7 +12,8 @@ switches to the candidate nor enrols anyone. `confirm_polls` UNSURE polls in a r
 person current under an id of the injected UnsureHolder (their Level 1 holds no one's memory, and
 their sessions are held back, runtime/unsure.py), or clear the current user without one; either
 way what an unsure person says is not written to whoever was there before. When the candidate
-then wins `confirm_polls` polls, the holder is told (`confirmed`): it may have been them.
+then wins `confirm_polls` polls, the holder decides (`confirmed`): it was them, someone else came in
+(both switch), or it is the same person with too little evidence over the visit (no switch).
 """
 
 from __future__ import annotations
@@ -51,7 +52,9 @@ class UnsureHolder(Protocol):
 
     def hold_unsure(self, identification: Identification) -> str: ...
 
-    def confirmed(self, person: str, user: str, identification: Identification) -> bool: ...
+    def confirmed(self, person: str, user: str, identification: Identification) -> bool | None:
+        """True: `person` was `user`; False: someone else came in; None: the same person, still unsure."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -94,8 +97,8 @@ class UserTracker:
             else:
                 self._pending, self._pending_n = ident.user_id, 1
             if self._pending_n >= self.policy.confirm_polls:
-                if self.holder is not None and self.current is not None:
-                    self.holder.confirmed(self.current, ident.user_id, ident)
+                if self._still_unsure(ident):
+                    return self.NO_CHANGE  # the unsure person, the visit's evidence not enough yet
                 return self._switch(ident.user_id)
             return self.NO_CHANGE
         self._pending, self._pending_n = None, 0
@@ -121,6 +124,12 @@ class UserTracker:
         if self.current is not None and self._absent_n >= self.policy.absent_polls:
             return self._switch(None)
         return self.NO_CHANGE
+
+    def _still_unsure(self, ident: Identification) -> bool:
+        """KNOWN polls while an unsure person is current: whether the holder keeps them unsure."""
+        if self.holder is None or self.current is None or ident.user_id is None:
+            return False
+        return self.holder.confirmed(self.current, ident.user_id, ident) is None
 
     def settled(self, person: str, user: str) -> bool:
         """The current (unsure) `person` was settled as `user`: they are current under that id now.

@@ -17,7 +17,9 @@ of its visits (its majority person). From that, per world:
 - never-named greeted: visits of persons who never said their name in which an unprompted line
   names someone (any name there is a wrong one);
 - decision latency: polls from the visit's start until Level 1 holds the visit's user (visits where
-  it never does are `never_decided`).
+  it never does are `never_decided`);
+- visits unwritten: visits whose session memory wrote to nobody (held while identity was unsure,
+  then dropped because nothing settled who it was).
 """
 
 from __future__ import annotations
@@ -114,6 +116,8 @@ def score_world(names: dict[str, str], visits: list[VisitRecord], facts: list[Fa
         "never_named_greeted": never_named_greeted,
         "latencies_polls": latencies,
         "never_decided": len(visits) - len(latencies),
+        # Visits whose session memory wrote to nobody: held while identity was unsure, never settled.
+        "visits_unwritten": sum(1 for v in visits if v.user is None),
     }
 
 
@@ -138,6 +142,7 @@ COUNTS = (
     "never_named_people",
     "never_named_greeted",
     "never_decided",
+    "visits_unwritten",
 )
 
 
