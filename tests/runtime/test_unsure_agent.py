@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-from tests.runtime.test_privacy_turns import A_FIRST, B
+from tests.runtime.test_privacy_turns import A_FIRST, A_LATER, B
 from tests.runtime.test_session_close import EnergyVAD, ScheduledTrigger
 
 from egomem.config import Config
@@ -53,14 +53,14 @@ class LinesASR:
 class SeenAs:
     """Plumbing mock of perception: the same face and voice every poll, decided by the product's identifier."""
 
-    def __init__(self, identifier: PersonIdentifier) -> None:
-        self.identifier = identifier
+    def __init__(self, identifier: PersonIdentifier, seen: tuple = B) -> None:
+        self.identifier, self.seen = identifier, seen
 
     def identify(self, audio: np.ndarray | None, frames: Sequence[np.ndarray]) -> Identification:
-        return self.identifier.decide(*B)
+        return self.identifier.decide(*self.seen)
 
 
-def _run(tmp_path: Path, lines: list[str]) -> tuple[SQLiteStore, str, EgoMem, RunResult]:
+def _run(tmp_path: Path, lines: list[str], seen: tuple = B) -> tuple[SQLiteStore, str, EgoMem, RunResult]:
     store = SQLiteStore(tmp_path / "memory.db")
     config = Config(data_dir=tmp_path)
     encoder = default_encoder()
@@ -72,7 +72,7 @@ def _run(tmp_path: Path, lines: list[str]) -> tuple[SQLiteStore, str, EgoMem, Ru
     stream = AgentStream(config.runtime.buffer_s)
     gate = ConsentGate(identifier, ConsentPolicy.IMPLICIT)
     retrieval = RetrievalProcess(
-        store, SeenAs(identifier), enroller=gate, encoder=encoder, config=config.retrieval, clock=stream.clock
+        store, SeenAs(identifier, seen), enroller=gate, encoder=encoder, config=config.retrieval, clock=stream.clock
     )  # as runtime/build.py builds it: the stream's clock
     parts = Components(
         store=store,
@@ -131,4 +131,24 @@ def test_an_unsure_person_who_says_the_candidates_name_is_the_candidate(tmp_path
     facts = _facts(store)
     # The held first session followed the name; the new job supersedes the old one, on Alex.
     assert set(facts) == {"Alex"} and facts["Alex"] == {"loves sailing", "works as a pilot"}
+    store.close()
+
+
+def test_a_person_taken_for_someone_who_says_so_is_held_and_a_name_makes_them_someone_new(tmp_path: Path) -> None:
+    # Alex's own face and voice (KNOWN, fused LLR about 30): the person is greeted as Alex and says
+    # otherwise. From then on nothing is Alex's: the turns of the denial's session, and what follows.
+    store, _, agent, _ = _run(tmp_path, ["Hello.", "I'm not Alex, I'm Sam.", "I love sailing."], seen=A_LATER)
+    facts = _facts(store)
+    assert facts["Alex"] == {"works as a nurse"} and "loves sailing" in facts["Sam"]
+    ids = [e.fields.get("text", "") for e in agent.timeline.events if e.type == "identity"]
+    assert any("said they are not" in str(x) for x in ids)
+    store.close()
+
+
+def test_that_is_not_me_without_a_name_holds_their_memory_back_from_the_matched_user(tmp_path: Path) -> None:
+    store, _, agent, _ = _run(tmp_path, ["Hello.", "That's not me.", "I love sailing."], seen=A_LATER)
+    assert _facts(store) == {"Alex": {"works as a nurse"}}  # Alex's polls did not take them back
+    chunks = [str(e.fields["text"]) for e in agent.timeline.events if e.type == "memchunk"]
+    assert "not sure who this is" in chunks[-1]
+    assert "sailing" not in "\n".join(e.user_transcript for e in store.list_episodes())  # dropped at the end
     store.close()

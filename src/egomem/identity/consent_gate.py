@@ -48,6 +48,7 @@ class _Visitor:
     held_back: bool = False  # refused, deferred, or forgotten: never enrolled in this visit
     candidate: str | None = None  # an unsure person: the enrolled user they may be
     llrs: list[float] = field(default_factory=list)  # their polls' fused LLR for the candidate, this visit
+    denied: bool = False  # they said they are not the candidate: only a name or NEW settles them
 
 
 class ConsentGate:
@@ -99,6 +100,15 @@ class ConsentGate:
                     known.llrs.append(identification.llr)
             return self._enrolled.get(known.id, known.id)
 
+    def hold_denied(self, identification: Identification, user: str) -> str:
+        """The person taken for `user` said they are not (`identification`: the latest poll): an unsure
+        id with `user` as candidate, which later polls for `user` do not settle (`confirmed`)."""
+        with self._lock:
+            visitor = _Visitor(f"{UNSURE_PREFIX}{uuid.uuid4().hex[:12]}", candidate=user, denied=True)
+            self._remember(visitor, identification.face, identification.voice)
+            self._visitors[visitor.id] = visitor
+            return visitor.id
+
     def confirmed(self, person: str, user: str, identification: Identification) -> bool | None:
         """Polls say `user` (KNOWN) while the unsure `person` is current. True: it was them (settled as
         `user`, their memory released to them). False: someone else came in (`person` stays unsure).
@@ -112,6 +122,8 @@ class ConsentGate:
                 return False
             if not self._same(visitor, identification.face, identification.voice):
                 return False
+            if visitor.denied:  # "I'm not Alex": Alex's polls do not overrule the person
+                return None
             if identification.llr is not None:
                 visitor.llrs.append(identification.llr)
             known_llr = self.identifier.thresholds[0]

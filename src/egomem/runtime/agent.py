@@ -110,7 +110,7 @@ class EgoMem:
         self._model, self._retrieval, self._privacy = parts.model, parts.retrieval, parts.privacy
         gate = parts.privacy.gate if parts.privacy is not None else None
         self.unsure = UnsureMemory(
-            gate, parts.store, parts.retrieval, self.timeline, hold_s=config.identity.unsure_hold_s
+            gate, parts.store, parts.retrieval, self.timeline, hold_s=config.identity.unsure_hold_s, log=self.log
         )
         names = NameLearner(
             parts.store, parts.manager, parts.retrieval, self.timeline, poll_interval_s=poll_s, wall=self.stream.wall,
@@ -124,8 +124,9 @@ class EgoMem:
             timeline=self.timeline, times=self.times, privacy=parts.privacy,
         )  # fmt: skip
         self.identity = IdentityPoller(
-            parts.retrieval, self.log, names, self.timeline, self.times, learn=parts.learn, privacy=parts.privacy
-        )
+            parts.retrieval, self.log, names, self.timeline, self.times, learn=parts.learn, privacy=parts.privacy,
+            unsure=self.unsure,
+        )  # fmt: skip
         self.memory = MemoryRounds(
             config=rt, poll_interval_s=poll_s, stream=self.stream, log=self.log, trigger=parts.trigger,
             sessions=parts.sessions, vad_since=turns.vad_since, speech_pending_since=self.dialog.speech_pending_since,
@@ -223,6 +224,7 @@ class EgoMem:
 
     def identified(self, identification: Identification, at: float) -> None:
         """Identity decided outside the stream (a transcript with known speakers)."""
+        self.unsure.observed(identification)
         self._retrieval.observe(identification, at=at)
 
     def current_user(self) -> str | None:

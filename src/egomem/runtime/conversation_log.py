@@ -45,6 +45,19 @@ class ConversationLog:
         with self._lock:
             self._presence.append((t, user))
 
+    def reassign_tail(self, old: str, new: str) -> int:
+        """The latest polls that found `old` (back to the last poll that found someone else or nobody)
+        found `new`: identity was wrong about them (a denial). Returns how many polls changed."""
+        with self._lock:
+            n = 0
+            for i in range(len(self._presence) - 1, -1, -1):
+                t, user = self._presence[i]
+                if user != old:
+                    break
+                self._presence[i] = (t, new)
+                n += 1
+            return n
+
     def heard_turns(self, since: float = float("-inf")) -> list[Heard]:
         """Heard turns that started at or after `since`."""
         with self._lock:

@@ -24,6 +24,7 @@ from egomem.runtime.dialog_loop import ProcessTimes
 from egomem.runtime.names import NameLearner
 from egomem.runtime.privacy_turns import PrivacyTurns
 from egomem.runtime.timeline import Timeline
+from egomem.runtime.unsure import UnsureMemory
 
 logger = logging.getLogger(__name__)
 
@@ -39,7 +40,9 @@ class IdentityPoller:
         *,
         learn: Callable[[Identification], object] | None = None,
         privacy: PrivacyTurns | None = None,
+        unsure: UnsureMemory | None = None,
     ) -> None:
+        self.unsure = unsure  # told each poll's identification (what a denial is about)
         self.privacy = privacy  # privacy hook: told who face and voice say each poll found
         self.retrieval, self.log, self.names, self.timeline, self.times = retrieval, log, names, timeline, times
         # Key refresh after a confirmed match (the identity layer's `learn`); None: keys stay as enrolled.
@@ -89,6 +92,8 @@ class IdentityPoller:
 
     def poll(self, t: float) -> None:
         ident = self.retrieval.poll_once()
+        if self.unsure is not None:
+            self.unsure.observed(ident)
         if self.privacy is not None:  # privacy hook: who face and voice say it is
             self.privacy.observed(ident)
         current = self.retrieval.current_user()

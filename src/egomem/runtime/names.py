@@ -11,6 +11,7 @@ import threading
 from collections.abc import Callable
 
 from egomem.errors import EgomemError
+from egomem.memory.denial import denies_identity
 from egomem.memory.manager import MemoryManager
 from egomem.memory.rules_extract import name_in
 from egomem.memory.social import same_name
@@ -58,6 +59,8 @@ class NameLearner:
         except EgomemError as exc:
             self.timeline.add(end, "warning", text=f"could not read a name: {exc}")
             return
+        if by_voice is None and self._denial(text, end, name):
+            return
         if name is None:
             return
         if by_voice is not None:
@@ -72,6 +75,17 @@ class NameLearner:
         else:
             with self._lock:
                 self._pending = (name, end, user)
+
+    def _denial(self, text: str, t: float, name: str | None) -> bool:
+        """The current user's turn says they are not who they were taken for ("I'm not Alex"): they are
+        someone else from now on (named `name` when one was said too). Whether it was a denial."""
+        current = self.retrieval.current_user()
+        if self.unsure is None or current is None or self.unsure.is_unsure(current):
+            return False
+        if not denies_identity(text, self.name_of(current)):
+            return False
+        self.unsure.denied(current, t, name)
+        return True
 
     def settle(self, t: float, current: str | None) -> None:
         """After a poll at stream time `t` found `current`: a waiting name goes to them once they
@@ -103,7 +117,11 @@ class NameLearner:
             return
         known = self.name_of(user)
         if known is not None:
-            if not same_name(known, name):  # identity evidence: memory decides whose session it is
+            if same_name(known, name):
+                return
+            # Identity evidence: someone taken for `known` gives another name. Not written onto them;
+            # they are someone else from now on (memory decides the session's own turns the same way).
+            if self.unsure is None or self.unsure.denied(user, t, name) is None:
                 self.timeline.add(t, "warning", text=f"heard the name {name} from {known}: another person? not written")
             return
         try:

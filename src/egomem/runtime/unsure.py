@@ -28,6 +28,7 @@ from egomem.identity.types import Identification, IdentityStatus
 from egomem.memory.manager import SessionOutcome
 from egomem.memory.social import same_name
 from egomem.retrieval.process import RetrievalProcess
+from egomem.runtime.conversation_log import ConversationLog
 from egomem.runtime.timeline import Timeline
 from egomem.store.base import MemoryStore
 
@@ -49,8 +50,11 @@ class UnsureMemory:
         timeline: Timeline,
         *,
         hold_s: float,
+        log: ConversationLog | None = None,
     ) -> None:
         self.gate, self.store, self.retrieval, self.timeline, self.hold_s = gate, store, retrieval, timeline, hold_s
+        self.log = log  # the presence log, rewritten when a person denies being who they were taken for
+        self._last: Identification | None = None  # the latest poll's identification
         self._lock = threading.Lock()
         self._held: dict[str, list[tuple[str, float]]] = {}  # unsure id -> (episode id, held at: stream s)
 
@@ -64,6 +68,27 @@ class UnsureMemory:
             if self.gate.is_unsure(person):
                 return self.gate.observed_as(person or "")
         return Identification(IdentityStatus.KNOWN, user_id=person)
+
+    def observed(self, identification: Identification) -> None:
+        """The latest poll's identification (the face and voice a denial is about)."""
+        with self._lock:
+            self._last = identification
+
+    def denied(self, user: str, at: float, name: str | None = None) -> str | None:
+        """The person current as `user` said they are not ("I'm not Alex", or another name than
+        `user`'s): from the latest poll's face and voice they are an unsure person whom `user`'s polls
+        do not settle, the polls since `user` became current are theirs (so is the session in progress),
+        and a name said settles them as someone new. Returns their id now (None: nothing observed)."""
+        with self._lock:
+            last = self._last
+        if self.gate is None or last is None or (last.face is None and last.voice is None):
+            return None
+        person = self.gate.hold_denied(last, user)
+        if self.log is not None:
+            self.log.reassign_tail(user, person)
+        self.timeline.add(at, "identity", user=person, text=f"said they are not {user}: held as unsure")
+        self.retrieval.settled(user, person)  # Level 1 now shares no one's memory
+        return (self.named(person, name, at) if name else None) or person
 
     def is_unsure(self, person: str | None) -> bool:
         return self.gate is not None and self.gate.is_unsure(person)
