@@ -5,6 +5,8 @@ observations, and someone new is enrolled with what was seen (under `ask`, asked
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from tests.runtime.test_privacy_turns import A_FIRST, A_LATER, B, _turns
 
 from egomem.identity.types import Identification, IdentityStatus
@@ -98,3 +100,19 @@ def test_the_candidate_needs_the_visits_evidence_not_just_its_last_polls(store: 
     clear = _known(A_LATER, alex)
     clear.llr = known_llr + 10.0
     assert gate.confirmed(person, alex, clear) is True and gate.resolve(person) == alex
+
+
+def test_with_several_faces_in_view_a_new_person_is_enrolled_without_a_voice_until_seen_alone(
+    store: SQLiteStore,
+) -> None:
+    # Issue 26 item 5: a face and a voice are one person's only when linked; two faces in view and one
+    # voice link nothing, so the voice waits, and the identifier's cross-modal enrolment adds it when
+    # the person is recognised alone by face and the voice is nobody else's.
+    turns = _turns(store, ConsentPolicy.IMPLICIT)
+    face = replace(A_FIRST[0], faces_in_view=2)
+    uid = turns.gate.enroll_new(Identification(IdentityStatus.NEW, face=face, voice=A_FIRST[1]))
+    assert {k.modality.value for k in store.list_keys(user_id=uid)} == {"face"}
+    alone = turns.identifier.decide(*A_LATER)
+    assert alone.status == IdentityStatus.KNOWN and alone.user_id == uid
+    turns.identifier.learn(alone)
+    assert {k.modality.value for k in store.list_keys(user_id=uid)} == {"face", "voice"}

@@ -11,6 +11,7 @@ from tests.memory.test_split_repair import T0, _session
 
 from egomem.identity.types import Identification, IdentityStatus
 from egomem.memory.manager import HELD, MemoryManager
+from egomem.memory.rules_provider import RulesProvider
 from egomem.store.sqlite import SQLiteStore
 
 
@@ -70,3 +71,19 @@ def test_a_held_session_is_released_to_its_person_or_dropped_with_a_record(store
     ep = store.get_episode("e4")
     assert ep.status == "dropped" and ep.user_transcript == "" and ep.assistant_transcript == ""
     assert "pilot" not in str(_everyone(store))
+
+
+def test_a_new_person_seen_among_others_gets_only_their_face_key_and_the_job_keeps_why(store: SQLiteStore) -> None:
+    from dataclasses import replace
+
+    from egomem.memory.jobs import decode, encode
+    from egomem.retrieval.encoder import default_encoder
+
+    seen = _seen(5, IdentityStatus.NEW)
+    assert seen.face is not None
+    seen.face = replace(seen.face, faces_in_view=3)
+    session = _session("e9", T0, ["Hi, I'm Dana.", "I work as a baker."])
+    _, back = decode(encode(session, seen))  # through the memory queue's payload
+    assert back is not None and back.face is not None and back.face.faces_in_view == 3
+    out = MemoryManager(store, RulesProvider(), default_encoder()).process(session, back)
+    assert {k.modality.value for k in store.list_keys(user_id=out.user_id)} == {"face"}

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from egomem.identity.identifier import AGGREGATE_MIN_COS, PersonIdentifier
-from egomem.identity.types import FaceObservation, Identification, IdentityStatus, VoiceObservation
+from egomem.identity.types import FaceObservation, Identification, IdentityStatus, VoiceObservation, linked_keys
 from egomem.privacy.consent import ConsentPolicy
 
 PENDING_PREFIX = "pending_"
@@ -64,7 +64,7 @@ class ConsentGate:
 
     # -- the Enroller ------------------------------------------------------------------
     def enroll_new(self, identification: Identification) -> str:
-        face, voice = identification.face, identification.voice
+        face, voice = linked_keys(identification.face, identification.voice)
         with self._lock:
             known = self._match(face, voice)
             if known is not None:
@@ -86,7 +86,7 @@ class ConsentGate:
     def hold_unsure(self, identification: Identification) -> str:
         """Identity stays UNSURE about the person in view: their id while it does (one unsure id for one
         person's observations; a visitor being asked for consent keeps their pending id)."""
-        face, voice = identification.face, identification.voice
+        face, voice = linked_keys(identification.face, identification.voice)
         with self._lock:
             known = self._match(face, voice, settled=True)
             if known is None:
@@ -105,7 +105,7 @@ class ConsentGate:
         id with `user` as candidate, which later polls for `user` do not settle (`confirmed`)."""
         with self._lock:
             visitor = _Visitor(f"{UNSURE_PREFIX}{uuid.uuid4().hex[:12]}", candidate=user, denied=True)
-            self._remember(visitor, identification.face, identification.voice)
+            self._remember(visitor, *linked_keys(identification.face, identification.voice))
             self._visitors[visitor.id] = visitor
             return visitor.id
 
@@ -225,7 +225,7 @@ class ConsentGate:
         next poll does not enrol them again; returns the pending id they now have."""
         with self._lock:
             visitor = _Visitor(f"{PENDING_PREFIX}{uuid.uuid4().hex[:12]}", held_back=True)
-            self._remember(visitor, identification.face, identification.voice)
+            self._remember(visitor, *linked_keys(identification.face, identification.voice))
             self._visitors[visitor.id] = visitor
             return visitor.id
 

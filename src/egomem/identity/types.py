@@ -22,6 +22,7 @@ __all__ = [
     "Identifier",
     "IdentityStatus",
     "VoiceObservation",
+    "linked_keys",
 ]
 
 
@@ -51,6 +52,19 @@ class Identification:
     voice_llr: float | None = None
     llr: float | None = None
     rule: str = ""
+
+
+def linked_keys(
+    face: FaceObservation | None, voice: VoiceObservation | None
+) -> tuple[FaceObservation | None, VoiceObservation | None]:
+    """The keys a new person may be enrolled with from one observation: a face and a voice go together
+    only when they are linked, i.e. the face was the only one in view; with several faces in view the
+    voice may be anyone's, so it is left out (a later poll that sees the person alone adds it: the
+    identifier's cross-modal enrolment in `learn`). Face tracks linked to voices by lip activity
+    (perception.people) would link them with several people in view; not used live (see docs)."""
+    if face is not None and voice is not None and face.faces_in_view > 1:
+        return face, None
+    return face, voice
 
 
 class Identifier(Protocol):

@@ -111,11 +111,22 @@ def encode(session: SessionText, identification: Identification | None) -> str:
         ident = {"status": identification.status.value, "user_id": identification.user_id}
         if identification.face is not None:
             f = identification.face
-            ident["face"] = {"vector": _floats(f.vector), "box": list(f.box), "frame_index": f.frame_index}
+            ident["face"] = {
+                "vector": _floats(f.vector),
+                "box": list(f.box),
+                "frame_index": f.frame_index,
+                "faces_in_view": f.faces_in_view,
+            }
         if identification.voice is not None:
             v = identification.voice
             ident["voice"] = {"vector": _floats(v.vector), "speech_s": v.speech_s}
     return json.dumps({"format": PAYLOAD_FORMAT, "session": session.model_dump(mode="json"), "identification": ident})
+
+
+def _face(raw: dict[str, Any]) -> FaceObservation:
+    box = tuple(raw["box"])
+    # faces_in_view: payloads written before it was recorded held one face's observation
+    return FaceObservation(_vector(raw["vector"]), box, int(raw["frame_index"]), int(raw.get("faces_in_view", 1)))
 
 
 def decode(payload: str) -> tuple[SessionText, Identification | None]:
@@ -133,9 +144,7 @@ def decode(payload: str) -> tuple[SessionText, Identification | None]:
         ident = Identification(
             status=IdentityStatus(raw["status"]),
             user_id=raw.get("user_id"),
-            face=None
-            if face is None
-            else FaceObservation(_vector(face["vector"]), tuple(face["box"]), int(face["frame_index"])),
+            face=None if face is None else _face(face),
             voice=None if voice is None else VoiceObservation(_vector(voice["vector"]), float(voice["speech_s"])),
         )
         return session, ident

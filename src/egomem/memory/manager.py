@@ -27,7 +27,7 @@ from functools import partial
 
 from egomem.encoders import DLIB_FACE, RESEMBLYZER_VOICE
 from egomem.errors import InputError, NotFoundError
-from egomem.identity.types import Identification, IdentityStatus
+from egomem.identity.types import Identification, IdentityStatus, linked_keys
 from egomem.llm.base import LLMError, LLMProvider
 from egomem.memory.about_person import Checked
 from egomem.memory.config import MemoryConfig
@@ -268,10 +268,11 @@ class MemoryManager:
         if user_id is None:
             user_id = self.store.create_user(cause=f"{cause}: new person").id
             notes.append("new user")
-            if ident is not None and ident.face is not None:
-                self.store.add_key(user_id, Modality.FACE, ident.face.vector, FACE_MODEL, cause=cause)
-            if ident is not None and ident.voice is not None:
-                self.store.add_key(user_id, Modality.VOICE, ident.voice.vector, VOICE_MODEL, cause=cause)
+            face, voice = linked_keys(ident.face, ident.voice) if ident is not None else (None, None)
+            if face is not None:
+                self.store.add_key(user_id, Modality.FACE, face.vector, FACE_MODEL, cause=cause)
+            if voice is not None:
+                self.store.add_key(user_id, Modality.VOICE, voice.vector, VOICE_MODEL, cause=cause)
         self.store.touch_user(user_id, session.end)
         summary = next((it.text for it in extracted.items if it.kind == "summary"), "")
         episode = self._episode(session, [user_id], status, summary)

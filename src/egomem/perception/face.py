@@ -215,7 +215,8 @@ class FaceEncoder:
         if not boxes:
             return None
         box = boxes[primary_index(boxes, rgb.shape[0], rgb.shape[1])]
-        return FaceObservation(vector=self.embed_box(rgb, box), box=box.as_tuple(), frame_index=frame_index)
+        vector = self.embed_box(rgb, box)
+        return FaceObservation(vector=vector, box=box.as_tuple(), frame_index=frame_index, faces_in_view=len(boxes))
 
     def observe_all(self, image: Any, *, bgr: bool = False, frame_index: int = 0) -> list[FaceObservation]:
         """Every face of a frame, embedded, largest first."""

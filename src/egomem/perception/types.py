@@ -16,6 +16,7 @@ class FaceObservation:
     vector: np.ndarray  # the face encoder's embedding (egomem.encoders: dlib_resnet_v1, 128-d)
     box: tuple[int, int, int, int]  # top, right, bottom, left in the frame's pixels
     frame_index: int = 0
+    faces_in_view: int = 1  # faces detected in its frame (this is the primary one): >1, a voice is not linked to it
 
 
 @dataclass
