@@ -87,3 +87,20 @@ def test_a_new_person_seen_among_others_gets_only_their_face_key_and_the_job_kee
     assert back is not None and back.face is not None and back.face.faces_in_view == 3
     out = MemoryManager(store, RulesProvider(), default_encoder()).process(session, back)
     assert {k.modality.value for k in store.list_keys(user_id=out.user_id)} == {"face"}
+
+
+def test_the_sleep_pass_drops_held_sessions_nobody_could_settle_any_more(store: SQLiteStore, met: tuple) -> None:
+    from egomem.config import MemoryConfig, RetentionConfig
+    from egomem.memory.sleep_time import sleep_pass
+    from egomem.retrieval.encoder import default_encoder
+
+    mgr, alex, _ = met
+    mgr.process(_session("e3", T0 + 86_400, ["Hello again.", "I love sailing."]), _unsure(3, alex))
+    end = store.get_episode("e3").end
+    cfg = (MemoryConfig(), RetentionConfig())
+    early = sleep_pass(store, default_encoder(), *cfg, now=end + 60, held_s=1800)  # a crash left it held
+    assert early.held_dropped == [] and store.get_episode("e3").status == HELD
+    late = sleep_pass(store, default_encoder(), *cfg, now=end + 3600, held_s=1800)
+    assert late.held_dropped == ["e3"] and store.get_episode("e3").status == "dropped"
+    assert store.get_episode("e3").user_transcript == ""
+    assert any("drop held session e3" in line for line in late.lines())

@@ -36,8 +36,9 @@ def consolidate(ctx: click.Context, dry_run: bool, as_json: bool) -> None:
     try:
         names = {u.id: u.name or u.id for u in store.list_users()}
         report = sleep_pass(
-            store, default_encoder(), c.config.memory, c.config.retention, now=time.time(), dry_run=dry_run
-        )
+            store, default_encoder(), c.config.memory, c.config.retention, now=time.time(), dry_run=dry_run,
+            held_s=c.config.identity.unsure_hold_s,
+        )  # fmt: skip
     finally:
         store.close()
     if as_json:

@@ -29,9 +29,11 @@ from egomem.encoders import DLIB_FACE, RESEMBLYZER_VOICE
 from egomem.errors import InputError, NotFoundError
 from egomem.identity.types import Identification, IdentityStatus, linked_keys
 from egomem.llm.base import LLMError, LLMProvider
+from egomem.memory import held
 from egomem.memory.about_person import Checked
 from egomem.memory.config import MemoryConfig
 from egomem.memory.extractor import ExtractResult, MemoryExtractor
+from egomem.memory.held import HELD
 from egomem.memory.items import ExtractedItem, SessionText, Turn, UpdatePlan
 from egomem.memory.provenance import provenance
 from egomem.memory.social import adopt_name, link_relation, same_name
@@ -43,7 +45,6 @@ from egomem.store.base import MemoryStore
 
 log = logging.getLogger(__name__)
 
-HELD = "held:identity unsure"  # the status of a held session's episode
 _HOLD = "\x00hold"  # _speaker's answer for a session to hold
 
 # The encoders whose keys a confirmed session adds (the ones perception uses).
@@ -198,13 +199,7 @@ class MemoryManager:
     def drop_held(self, episode_id: str, why: str) -> bool:
         """A held session whose speaker was never settled: its transcripts are deleted and the episode
         records why (the record stays). False when the episode is not held (settled meanwhile)."""
-        with self.store.transaction():
-            ep = self.store.get_episode(episode_id)
-            if ep.status != HELD:
-                return False
-            dropped = ep.model_copy(update={"user_transcript": "", "assistant_transcript": "", "status": "dropped"})
-            self.store.update_episode(dropped, cause=f"held session dropped: {why}"[:1000])
-        return True
+        return held.drop(self.store, episode_id, why)
 
     # -- internals -------------------------------------------------------------------
     def _truecased(self, session: SessionText) -> SessionText:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from egomem.config import Config, MemoryConfig, RetentionConfig
-from egomem.memory import retention
+from egomem.memory import held, retention
 from egomem.memory.consolidate import ConsolidationReport, consolidate
 from egomem.memory.updater import Encoder
 from egomem.store.base import MemoryStore
@@ -42,6 +42,7 @@ class SleepReport:
     consolidated: dict[str, ConsolidationReport] = field(default_factory=dict)
     retention: retention.RetentionReport | None = None
     interrupted: bool = False  # stopped between people because the device woke up
+    held_dropped: list[str] = field(default_factory=list)  # held sessions never settled (memory/held.py)
 
     def lines(self, name_of: Callable[[str], str] = str) -> list[str]:
         """What was (or, in a dry run, would be) folded, merged, faded and deleted, per person."""
@@ -56,6 +57,7 @@ class SleepReport:
             out += [f"{who}: {would}fade (delete) {t!r}, strength {s:.3f}" for t, s in rep.faded]
         if self.retention is not None:
             out += [f"{would}delete {e.describe(self.at)}" for e in self.retention.expired]
+        out += [f"{would}drop held session {eid} (identity never settled)" for eid in self.held_dropped]
         if self.interrupted:
             out.append("stopped early: the device woke up (the rest waits for the next idle time)")
         return out or ["nothing to do"]
@@ -70,8 +72,12 @@ def sleep_pass(
     now: float,
     dry_run: bool = False,
     awake: Callable[[], bool] = lambda: False,
+    held_s: float | None = None,
 ) -> SleepReport:
+    """`held_s`: held sessions older than this are dropped (`identity.unsure_hold_s`); None: left alone."""
     report = SleepReport(at=now, dry_run=dry_run)
+    if held_s is not None:
+        report.held_dropped = held.drop_stale(store, now=now, older_than_s=held_s, dry_run=dry_run)
     for user in store.list_users(include_placeholders=False):  # placeholders hold only what others said
         if awake():
             report.interrupted = True
@@ -228,11 +234,12 @@ def store_work(
     memory: MemoryConfig,
     keep: RetentionConfig,
     wall: Callable[[], float] = time.time,
+    held_s: float | None = None,
 ) -> Callable[[Callable[[], bool]], SleepReport]:
     """The pass a scheduler runs on one store (`encoder` is asked for only when a pass runs)."""
 
     def work(awake: Callable[[], bool]) -> SleepReport:
-        report = sleep_pass(store, encoder(), memory, keep, now=wall(), awake=awake)
+        report = sleep_pass(store, encoder(), memory, keep, now=wall(), awake=awake, held_s=held_s)
         for line in report.lines():
             log.info("sleep-time: %s", line)
         return report
@@ -256,7 +263,7 @@ def scheduler_for(
     # Never shorter than the time a conversation session takes to be closed and written.
     idle = max(mem.sleep_idle_s, run.session_merge_gap_s + run.session_margin_s + 2 * run.memory_interval_s)
     return SleepScheduler(
-        store_work(store, encoder, mem, config.retention, wall),
+        store_work(store, encoder, mem, config.retention, wall, held_s=config.identity.unsure_hold_s),
         idle_s=idle,
         interval_s=mem.sleep_interval_s,
         drop_visitors=config.retention.visitor_keys == "end_of_day",
