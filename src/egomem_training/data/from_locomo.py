@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from egomem.dialog.cascaded import Completer
 from egomem.llm.base import LLMError
 from egomem.llm.prompts import render_prompt
-from egomem_eval.locomo import Conversation
+from egomem_eval.locomo import Conversation, session_time
 from egomem_eval.locomo import Turn as LocomoTurn
 from egomem_training.data.script import Profile, Relation, Retr, Script, Session, Turn, User
 
@@ -226,7 +226,12 @@ def script_from_locomo(
                 turns = _dialog_turns(sturns, user)
                 if turns:
                     src = f"{LICENCE}: {conv.sample_id} session {n}; {user} the user, {friend}'s lines the assistant's"
-                    sessions.append(Session(id=f"{u.id}-s{n}", user=u.id, turns=turns, source=src))
+                    start = session_time(sturns[0].date) or None
+                    sessions.append(
+                        Session(
+                            id=f"{u.id}-s{n}", user=u.id, turns=turns, source=src, start=start, other_speaker=friend
+                        )
+                    )
             k = opts.questions_per_session
             for j in range(0, len(recall), k):
                 src = f"{LICENCE}: {conv.sample_id} questions, asked by {user}; answers LoCoMo's gold"
