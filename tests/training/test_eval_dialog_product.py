@@ -20,7 +20,7 @@ from egomem_training.eval.cli_entry import judge_family_note, run
 from egomem_training.eval.models import family, parse_spec
 
 # Maria told the robot where she works and about her son; the dog is only in the script's profile.
-TINY = {
+TINY: dict[str, Any] = {
     "users": [
         {
             "id": "u-maria",
