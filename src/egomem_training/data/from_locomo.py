@@ -9,7 +9,8 @@ speaker in turn plays the user:
 
 - **dialog sessions**: every LoCoMo session becomes a script session of that user; each
   of the user's lines (consecutive ones joined) is a turn, the other speaker's reply the
-  assistant's line (level 0: chat, no memory asked for);
+  assistant's line (level 0: chat, no memory asked for); the session is dated (`start`) and
+  names the other speaker (`other_speaker`: the lines were theirs, not a robot's);
 - **profile**: the user's own observations (the facts that level-1 questions rest on
   first), the last session summary, and the other speaker as a
   friend in the social graph, with that speaker's observations as what the user knows;

@@ -132,7 +132,13 @@ def run(opts: dict[str, Any], judge_provider: LLMProvider | None = None) -> dict
         partial.parent.mkdir(parents=True, exist_ok=True)
         partial.write_text("", encoding="utf-8")
 
+    judged = [0]
+    report = opts.get("report")
+
     def progress(r: TurnResult) -> None:
+        judged[0] += 1
+        if report is not None:  # the bench's progress line: a local judge takes a while per turn
+            report(f"eval-dialog: {judged[0]} of {len(turns) * len(conditions)} turns answered and judged")
         if partial is not None:  # each judged turn as it comes, for a long run (removed at the end)
             with partial.open("a", encoding="utf-8") as f:
                 f.write(json.dumps(as_records([r])[0], ensure_ascii=False) + "\n")
