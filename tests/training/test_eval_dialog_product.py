@@ -5,6 +5,7 @@ script's profile or gold facts. The judge is a named mock (plumbing only)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +17,10 @@ from egomem.errors import InputError
 from egomem_eval.locomo import load_locomo
 from egomem_training.data.from_locomo import LocomoOptions, script_from_locomo
 from egomem_training.data.script import write_jsonl
-from egomem_training.eval.cli_entry import judge_family_note, run
+from egomem_training.eval.cli_entry import eval_script, judge_family_note, run
+from egomem_training.eval.dialog import select_turns
 from egomem_training.eval.models import family, parse_spec
+from egomem_training.eval.product_memory import is_chat
 
 # Maria told the robot where she works and about her son; the dog is only in the script's profile.
 TINY: dict[str, Any] = {
@@ -148,3 +151,16 @@ def test_unknown_conditions_are_refused(tmp_path: Path, bad: str) -> None:
     path.write_text(json.dumps(TINY))
     with pytest.raises(InputError, match="--conditions"):
         run(_opts(path, conditions=bad), judge_provider=MockJudge())
+
+
+def test_the_default_scripts_are_built_from_locomo_in_the_data_root(shared_data: Callable[[str], Path]) -> None:
+    # No hand-made file: LoCoMo's test conversations conv-44 and conv-47, speaker A the user, as the
+    # earlier runs' out/eval/locomo_test_2users.jsonl was made (`egomem data convert locomo`).
+    script, label = eval_script({"data": shared_data("locomo")})
+    assert [u.id for u in script.users] == ["locomo-conv-44-audrey", "locomo-conv-47-james"]
+    assert "conv-44,conv-47" in label
+    chat = [s for s in script.sessions if is_chat(s)]
+    assert len(chat) == 59 and all(s.other_speaker in ("Andrew", "John") and s.start for s in chat)
+    turns = select_turns(script, (1, 2), 5)
+    assert [t.level for t in turns].count(1) == 5 and [t.level for t in turns].count(2) == 5
+    assert {t.user.id for t in turns} == {u.id for u in script.users}

@@ -56,7 +56,7 @@ def _responder(kind: str, answerer: ModelSpec | None, threads: int) -> tuple[Cal
     return (lambda: CascadedChatModel(llm, temperature=0.0)), f"cascaded, answered by {answerer.label}"
 
 
-def _script(opts: dict[str, Any]) -> tuple[Script, str]:
+def eval_script(opts: dict[str, Any]) -> tuple[Script, str]:
     """`scripts` when given, else LoCoMo's test conversations built from the data root (`data`)."""
     if opts.get("scripts"):
         return load_script(Path(opts["scripts"])), str(opts["scripts"])
@@ -111,7 +111,7 @@ def run(opts: dict[str, Any], judge_provider: LLMProvider | None = None) -> dict
     check_different(judge_spec, answerer)
     levels = _levels(str(opts["levels"]))
     conditions = _conditions(str(opts.get("conditions") or "product"))
-    script, scripts_label = _script(opts)
+    script, scripts_label = eval_script(opts)
     turns = select_turns(script, levels, opts.get("per_level"))
     if not turns:
         raise InputError(f"{scripts_label}: no turns of level {', '.join(map(str, levels))} to evaluate")
