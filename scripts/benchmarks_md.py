@@ -325,14 +325,33 @@ SUMMARY: tuple[Row, ...] = (
         ("ask.said.top1", "ask.who.top1", "ask.when.top1", "ask.at_time.top1"),
         fmt="{:.2f}",
     ),
+    # bench eval-dialog: what the product remembered (its store, filled by its memory manager, read by its
+    # retrieval) first; the oracle memory (the script's profile and gold facts) beside it, labelled.
     Row(
-        "dialog Fact Score L1 / L2, clean, template responder (1.5B judge: a weak judge)",
+        "dialog Fact Score L1 / L2, product memory (rules extractor), template responder"
+        " (1.5B Qwen judge: a weak judge)",
+        "eval-dialog_template",
+        ("table.level1/product.fact_score", "table.level2/product.fact_score"),
+        fmt="{:.2f}",
+        where=(("extractor", "rules"),),
+    ),
+    Row(
+        "dialog Fact Score L1 / L2, oracle memory (the script's profile and gold facts), template responder"
+        " (same judge)",
         "eval-dialog_template",
         ("table.level1/clean.fact_score", "table.level2/clean.fact_score"),
         fmt="{:.2f}",
     ),
     Row(
-        "dialog Fact Score L1 / L2, clean, cascaded on the 0.5B (1.5B judge: a weak judge)",
+        "dialog Fact Score L1 / L2, product memory (rules extractor), cascaded on the 0.5B (1.5B judge of the"
+        " answerer's family, Qwen: it may favour answers like its own)",
+        "eval-dialog_cascaded",
+        ("table.level1/product.fact_score", "table.level2/product.fact_score"),
+        fmt="{:.2f}",
+        where=(("extractor", "rules"),),
+    ),
+    Row(
+        "dialog Fact Score L1 / L2, oracle memory, cascaded on the 0.5B (the same judge, of the answerer's family)",
         "eval-dialog_cascaded",
         ("table.level1/clean.fact_score", "table.level2/clean.fact_score"),
         fmt="{:.2f}",
@@ -676,8 +695,17 @@ def eval_dialog(rec: dict[str, Any]) -> str:
         for key, r in m["table"].items()
     ]  # fmt: skip
     head = ["level / condition", "turns", "judged", "Fact Score", "Wilson 95 %", "Answer Quality", "bootstrap 95 %"]
+    # What filled the answerer's memory, and the judge's family beside the figures (older results lack both).
+    memory = (
+        f"`product` rows: the product's store filled by the {m['extractor']} extractor, read by its retrieval; "
+        if m.get("extractor")
+        else ""
+    )
+    memory += "`clean` / `noised` rows: oracle memory (the script's profile and gold facts). "
+    limitation = f"Judge: {m['judge_limitation']}. " if m.get("judge_limitation") else ""
     return (
         f"Responder: {m['answered_by']}. Judge: {m['judge']} — **{m['judge_note'] or 'judge not labelled'}**. "
+        f"{limitation}{memory}"
         f"{m['turns_selected']} turns × {len(m['conditions'])} conditions; {m['turns_judged']} judged, "
         f"{m['judge_failures']} judge failures. Scripts: `{m['scripts']}` (docs/eval.md).\n\n"
         + table([*head, "lookup rate"], rows)

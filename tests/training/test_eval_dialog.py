@@ -15,7 +15,7 @@ from egomem.errors import InputError
 from egomem.llm.base import ChatProvider, ChatReply
 from egomem_training.data.script import load_script
 from egomem_training.eval.cli_entry import run
-from egomem_training.eval.dialog import CONDITIONS, run_eval, select_turns
+from egomem_training.eval.dialog import ORACLE, run_eval, select_turns
 from egomem_training.eval.models import check_different, parse_spec
 from egomem_training.eval.stats import bootstrap_mean, wilson
 
@@ -73,7 +73,7 @@ def test_template_responder_judged_per_level_and_condition(tmp_path: Path) -> No
     assert record["benchmark"] == "eval-dialog" and record["git"] and record["load_start"] is not None
     # 2 level-1 and 3 level-2 turns in the example, each under both conditions.
     assert m["turns_selected"] == 5 and m["turns_judged"] == 10 and m["judge_failures"] == 0
-    assert set(m["table"]) == {f"level{lv}/{c}" for lv in (1, 2) for c in CONDITIONS}
+    assert set(m["table"]) == {f"level{lv}/{c}" for lv in (1, 2) for c in ORACLE}
     first = judge.seen[0]
     assert list(first) == ["level1_memory", "level2_memory", "user_said", "reference_answer", "model_answer"]
     assert first["level1_memory"].startswith("Current user: Maria")
@@ -112,7 +112,7 @@ def test_cascaded_responder_gets_level2_at_answer_and_noise_adds_distractors() -
     turns = [t for t in select_turns(script, (2,), None) if "supervisor" in t.said]
     llm = MockCompleter()
     results = run_eval(
-        script, lambda: CascadedChatModel(llm, temperature=0.0), MockJudge(), turns=turns, conditions=CONDITIONS
+        script, lambda: CascadedChatModel(llm, temperature=0.0), MockJudge(), turns=turns, conditions=ORACLE
     )
     clean, noised = results
     assert clean.queried and clean.answer.startswith("From memory: Lena is away at a conference in Kyoto")

@@ -9,7 +9,8 @@ speaker in turn plays the user:
 
 - **dialog sessions**: every LoCoMo session becomes a script session of that user; each
   of the user's lines (consecutive ones joined) is a turn, the other speaker's reply the
-  assistant's line (level 0: chat, no memory asked for);
+  assistant's line (level 0: chat, no memory asked for); the session is dated (`start`) and
+  names the other speaker (`other_speaker`: the lines were theirs, not a robot's);
 - **profile**: the user's own observations (the facts that level-1 questions rest on
   first), the last session summary, and the other speaker as a
   friend in the social graph, with that speaker's observations as what the user knows;
@@ -37,7 +38,7 @@ from dataclasses import dataclass
 from egomem.dialog.cascaded import Completer
 from egomem.llm.base import LLMError
 from egomem.llm.prompts import render_prompt
-from egomem_eval.locomo import Conversation
+from egomem_eval.locomo import Conversation, session_time
 from egomem_eval.locomo import Turn as LocomoTurn
 from egomem_training.data.script import Profile, Relation, Retr, Script, Session, Turn, User
 
@@ -226,7 +227,12 @@ def script_from_locomo(
                 turns = _dialog_turns(sturns, user)
                 if turns:
                     src = f"{LICENCE}: {conv.sample_id} session {n}; {user} the user, {friend}'s lines the assistant's"
-                    sessions.append(Session(id=f"{u.id}-s{n}", user=u.id, turns=turns, source=src))
+                    start = session_time(sturns[0].date) or None
+                    sessions.append(
+                        Session(
+                            id=f"{u.id}-s{n}", user=u.id, turns=turns, source=src, start=start, other_speaker=friend
+                        )
+                    )
             k = opts.questions_per_session
             for j in range(0, len(recall), k):
                 src = f"{LICENCE}: {conv.sample_id} questions, asked by {user}; answers LoCoMo's gold"

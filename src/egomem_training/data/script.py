@@ -78,6 +78,12 @@ class Session(_Strict):
     user: str = Field(min_length=1)  # a User.id
     turns: list[Turn] = Field(min_length=1)
     source: str = "hand-written"  # where the lines come from (a converter names its corpus; "generated" for LLM lines)
+    # When the session took place (epoch seconds, UTC); None: not known (an evaluation dates it itself).
+    start: float | None = None
+    # Set when the `assistant` lines are another person's, not the robot's: a conversation between
+    # the user and `other_speaker` that the robot heard (LoCoMo). What the product memorises of the
+    # session then follows (egomem_training/eval/product_memory.py).
+    other_speaker: str | None = None
 
 
 class Script(_Strict):

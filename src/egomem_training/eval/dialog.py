@@ -1,16 +1,24 @@
-"""`egomem eval dialog`: a dialog model answers the memory turns of a script; an LLM judges them.
+"""`egomem eval dialog`: a dialog model answers the memory turns of a script; an LLM judge scores them.
 
 For every selected turn (level 1: the user's own profile; level 2: people they know) the
-responder gets the session user's Level-1 MemChunk (the script's profile in the product's
-layout, `data.layout.level1_text`), then the user's words. When it emits a `<retr>` query,
-it gets the Level-2 MemChunk at `<answer>`, as the agent does: the turn's gold supporting
-facts (oracle retrieval; nothing for a level-1 turn). The judge then sees the user's words,
-the reference answer, the clean MemChunks and the model's answer.
+responder gets the session user's Level-1 MemChunk, then the user's words; when it emits a
+`<retr>` query it gets a Level-2 MemChunk before its next token, as the agent does. Where the
+MemChunks come from is the condition:
 
-Two conditions: `clean` (the MemChunks as above) and `noised` (each MemChunk also holds
-unrelated items: four facts of other users' profiles after the user's own facts in Level-1,
-three supporting facts of other users' turns shuffled into Level-2), the retrieval noise a
-real memory adds. Audio noise is not modelled here: the user's words are the script's text.
+- `product` (the default): what the product remembers. The user's earlier chat sessions were
+  written into a fresh store by the product's memory manager, and both chunks are the product's
+  retrieval over that store: Level-1 its profile renderer, Level-2 its `retrieve` for the
+  model's own query (`product_memory.py`). Nothing of the script's profile or gold facts is used.
+- `clean` (an oracle): the script's profile in the product's layout (`data.layout.level1_text`),
+  and at `<answer>` the turn's gold supporting facts (nothing for a level-1 turn).
+- `noised` (an oracle with distractors): each oracle chunk also holds unrelated items: four
+  facts of other users' profiles after the user's own facts in Level-1, three supporting facts
+  of other users' turns shuffled into Level-2.
+
+The judge always sees the script's truth (the clean oracle MemChunks), the user's words, the
+reference answer and the model's answer: a product answer is scored against what is true of the
+user, not against what the product happened to store. Audio noise is not modelled here: the
+user's words are the script's text.
 
 Only the selected turns are played, in script order, to a fresh responder per session and
 condition (its conversation history holds those turns only); each turn under both
@@ -27,14 +35,17 @@ from typing import Any
 
 from egomem.dialog.base import DuplexModel, UserTurn
 from egomem.llm.base import LLMProvider
+from egomem.retrieval.process import RetrievalProcess
 from egomem.retrieval.query_parser import CLOSE
 from egomem.schemas import MemChunk
 from egomem_training.data.layout import level1_text, level2_text
 from egomem_training.data.script import Script, User
 from egomem_training.eval.judge import JudgeInput, judge_turn
+from egomem_training.eval.product_memory import ProductMemory, answer_with_retrieval
 from egomem_training.eval.stats import bootstrap_mean, wilson
 
-CONDITIONS = ("clean", "noised")
+CONDITIONS = ("product", "clean", "noised")
+ORACLE = ("clean", "noised")
 L1_DISTRACTORS = 4
 L2_DISTRACTORS = 3
 
@@ -121,6 +132,9 @@ class TurnResult:
     fact_score: int | None = None
     answer_quality: int | None = None
     judge_failure: str = ""
+    # What the answerer was given: its Level-1 chunk this session, the Level-2 chunk of its lookup ("" if none).
+    level1_memory: str = ""
+    level2_memory: str = ""
 
 
 def run_eval(
@@ -129,51 +143,69 @@ def run_eval(
     judge: LLMProvider,
     *,
     turns: list[EvalTurn],
-    conditions: tuple[str, ...] = CONDITIONS,
+    conditions: tuple[str, ...] = ORACLE,
     seed: int = 0,
     progress: Callable[[TurnResult], None] | None = None,
+    memory: ProductMemory | None = None,
 ) -> list[TurnResult]:
     """Each turn under every condition in a row (one responder per session and condition): the
     judge's prompts for one turn then differ only in the model's answer, and a local judge
-    evaluates the shared prefix once (its prompt cache)."""
+    evaluates the shared prefix once (its prompt cache). The `product` condition needs `memory`."""
+    if "product" in conditions and memory is None:
+        raise ValueError("the product condition needs the product's memory")
     noise = _Noise(script, seed)
     results: list[TurnResult] = []
     models: dict[str, DuplexModel] = {}
+    level1: dict[str, str] = {}
+    proc: RetrievalProcess | None = None
     current = ""
     for t in turns:
         if t.session != current:
             current = t.session
             models = {cond: responder() for cond in conditions}
             for cond, model in models.items():
-                l1 = noise.level1(t.user) if cond == "noised" else level1_text(t.user)
-                model.on_memchunk(MemChunk(level=1, text=l1, user_id=t.user.id))
+                if cond == "product":
+                    assert memory is not None
+                    proc = memory.retrieval(memory.before(t.session))
+                    chunk = proc.level1_chunk()
+                else:
+                    l1 = noise.level1(t.user) if cond == "noised" else level1_text(t.user)
+                    chunk = MemChunk(level=1, text=l1, user_id=t.user.id)
+                level1[cond] = chunk.text
+                model.on_memchunk(chunk)
         for cond, model in models.items():
-            l2 = noise.level2(t.user, t.facts) if cond == "noised" else level2_text(list(t.facts))
-            r = _play(model, judge, t, cond, l2)
+            t0 = time.perf_counter()
+            if cond == "product":
+                assert proc is not None
+                answer, queried, chunk2 = answer_with_retrieval(model, proc, t.said)
+                l2 = chunk2.text if queried else ""
+            else:
+                l2 = noise.level2(t.user, t.facts) if cond == "noised" else level2_text(list(t.facts))
+                answer, queried = answer_turn(model, t.said, t.user.id, l2)
+            r = TurnResult(cond, t.session, t.turn, t.level, t.said, t.reference, answer, queried,
+                           round(time.perf_counter() - t0, 3), level1_memory=level1[cond],
+                           level2_memory=l2 if queried else "")  # fmt: skip
+            _judge(judge, t, r)
             results.append(r)
             if progress is not None:
                 progress(r)
     return results
 
 
-def _play(model: DuplexModel, judge: LLMProvider, t: EvalTurn, cond: str, level2: str) -> TurnResult:
-    t0 = time.perf_counter()
-    answer, queried = answer_turn(model, t.said, t.user.id, level2)
-    r = TurnResult(cond, t.session, t.turn, t.level, t.said, t.reference, answer, queried,
-                   round(time.perf_counter() - t0, 3))  # fmt: skip
+def _judge(judge: LLMProvider, t: EvalTurn, r: TurnResult) -> None:
+    """The judge scores against the script's truth (the clean oracle chunks), whatever the answerer saw."""
     item = JudgeInput(
         level1_memory=level1_text(t.user),
         level2_memory=level2_text(list(t.facts)),
         user_said=t.said,
         reference_answer=t.reference,
-        model_answer=answer or "(silence)",
+        model_answer=r.answer or "(silence)",
     )
     j = judge_turn(judge, item)
     if j.verdict is None:
         r.judge_failure = j.failure
     else:
         r.fact_score, r.answer_quality = j.verdict.fact_score, j.verdict.answer_quality
-    return r
 
 
 def summarise(results: list[TurnResult], seed: int = 0) -> dict[str, Any]:

@@ -9,6 +9,7 @@ Two specs name the same model when they resolve to the same file or the same end
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -53,6 +54,15 @@ def parse_spec(spec: str) -> ModelSpec:
             raise InputError(f"model {spec!r}: expected openai:<model>@<base_url> (e.g. openai:qwen@http://h:8000/v1)")
         return ModelSpec("openai", model, url)
     raise InputError(f"model {spec!r}: unknown kind {kind!r} (local or openai)")
+
+
+def family(spec: ModelSpec) -> str:
+    """The model family a spec names, by the first letters of its model (or file) name: qwen2.5-coder-1.5b
+    and Qwen2.5-72B-Instruct are both `qwen`, gpt-4o is `gpt`. Two models of one family share training data
+    and habits, so a judge of the answerer's family may favour its answers (a limitation to state)."""
+    name = Path(spec.model).name if spec.kind == "local" and spec.model not in MODELS else spec.model
+    found = re.match(r"[a-z]+", name.lower())
+    return found.group(0) if found else name.lower()
 
 
 def check_different(judge: ModelSpec, answerer: ModelSpec | None) -> None:
