@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
+from egomem.memory import rules_changes as changes
 from egomem.memory import rules_facts as facts
 from egomem.memory import statements
 from egomem.memory.items import ExtractedItem, Extraction, SessionText
@@ -31,19 +32,36 @@ _CLAUSE = re.compile(
 )
 
 
+# The readers of a present-tense statement, also used to read the old state of "I used to ...".
+_STATE_READERS = [facts.work, facts.home, facts.preferences, facts.habits, facts.body]
+
+
 def _read_sentence(s: str, c: Collector, day: datetime) -> None:
     got_name = user_name(s, c)
     structured = relations(s, c)
     for clause in _CLAUSE.split(s):
-        changed = facts.retractions(clause, c)
-        if not changed:
-            changed = facts.work(clause, c)
-            changed = facts.home(clause, c) or changed
-            changed = facts.goals(clause, c, day) or facts.preferences(clause, c) or changed
-        changed = facts.body(clause, c) or changed
-        changed = facts.habits(clause, c) or changed
-        if not changed and not structured and not got_name:
-            facts.event(clause, c, day)
+        # "I used to X, now I Y": the old part is read as what ended, the new one as a change.
+        for part, now in changes.split_change(clause):
+            first = len(c.items)
+            _read_clause(part, c, day, quiet=structured or got_name)
+            if now:
+                for it in c.items[first:]:
+                    if it.kind in ("fact", "preference") and not it.retract:
+                        it.change = True
+
+
+def _read_clause(clause: str, c: Collector, day: datetime, *, quiet: bool) -> None:
+    if changes.used_to(clause, c, _STATE_READERS) or changes.switched(clause, c):
+        return  # the old state is retracted; nothing in its words holds now
+    changed = facts.retractions(clause, c)
+    if not changed:
+        changed = facts.work(clause, c)
+        changed = facts.home(clause, c) or changed
+        changed = facts.goals(clause, c, day) or facts.preferences(clause, c) or changed
+    changed = facts.body(clause, c) or changed
+    changed = facts.habits(clause, c) or changed
+    if not changed and not quiet:
+        facts.event(clause, c, day)
 
 
 def extract_rules(session: SessionText) -> Extraction:

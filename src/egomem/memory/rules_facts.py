@@ -130,13 +130,19 @@ def home(s: str, c: Collector) -> bool:
         re.I,
     )
     moved = re.search(
-        rf"{_I}(?:'ve| have)? (?:just |recently |finally |now |all )?(?:moved|relocated) to ([^,.;!?]+)", s, re.I
+        rf"{_I}(?:'ve| have)? (?:just |recently |finally |now |all )?(?:moved|relocated)(?: back| over| here)?"
+        r"(?: from (?P<old>[^,.;!?]+?))? to (?P<new>[^,.;!?]+)",
+        s,
+        re.I,
     )
     hit = live or moved
     if hit:
-        place = _PLACE_DETAIL.sub("", hit.group(1))
+        place = _PLACE_DETAIL.sub("", hit.group(1) if live else hit.group("new"))
         c.add("fact", f"lives in {clean_object(place, 5)}", 0.7, change=bool(moved) or bool(_CHANGE.search(s)))
         found = True
+    if moved and moved.group("old"):
+        # "We moved from Lyon to Paris": Lyon is where they lived, not where they live.
+        c.add("fact", f"lives in {clean_object(moved.group('old'), 5)}", 0.7, retract=True)
     if not hit:
         # "Home for me is Lyon", "my flat is in Lyon": a place needs its capital letter here.
         home_is = r"\b(?:home for (?:me|us) is|(?:my|our) (?:home|flat|house|apartment|place) is in)"
@@ -276,7 +282,10 @@ def retractions(s: str, c: Collector) -> bool:
     if found:
         return True
     stopped = re.search(
-        rf"{_I} (?:have |'ve |just |finally )?(?:stopped|quit|gave up|gave up on) ([a-z]+ing\b[^,.;!?]*)", s, re.I
+        rf"{_I}(?:'ve| have)? (?:just |finally |recently |completely )?(?:stopped|quit|given up|gave up)(?: on)? "
+        r"([a-z]+ing\b[^,.;!?]*)",
+        s,
+        re.I,
     )
     if stopped:
         what = third_person(clean_object(stopped.group(1), 6))

@@ -1,0 +1,107 @@
+"""Rules for changes of state: what the user says has ended, and what holds now.
+
+A change is said in many shapes: "I used to work as a teacher, now I'm a nurse", "I
+quit my job at Acme, these days I work at Bolt", "I switched from running to cycling",
+"I switched to tea instead of coffee". The old state is never written as a current fact:
+it becomes a retraction (`retract`), which the update rules turn into a close of the
+stored fact that says it (with its history); the new state is read by the ordinary
+rules and marked `change`, so it supersedes the old value of its slot. Negated forms
+("I never used to ...", "I haven't switched ...") do not match; hypothetical and reported
+sentences never reach these rules (memory/statements.py drops them first).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+from egomem.memory.rules_text import Collector, clean_object, third_person, verb_phrase_3rd
+
+_I = r"\b(?:i|we)"
+# Where what holds now begins: "..., now I ...", "... but these days we ...", "...; since then I ...".
+_NOW = r"(?:now|these days|nowadays|today|since then|at the moment|instead)"
+_NEW_PART = re.compile(rf"(?:\s*[,;]\s*|\s+)(?:(?:but|and|so)\s+)?{_NOW}\b,?\s+(?=(?:i|i'm|we|we're)\b)", re.I)
+# After an ended state ("I used to ...", "I'm not a student anymore"), a plain ", I ..." or
+# "but I ..." turns to the present ("I used to smoke but I quit", "..., I work as a designer now").
+_BUT_PART = re.compile(r"(?:\s*[,;]\s*(?:but\s+)?|\s+but\s+)(?=(?:i|i'm|we|we're)\b)", re.I)
+_USED_TO = re.compile(rf"{_I} (?:also |once |always )?used to ([a-z][^,.;!?]*)", re.I)
+_ENDED = re.compile(
+    rf"{_USED_TO.pattern}|\b(?:any ?more|no longer)\b|"
+    rf"{_I}(?:'ve| have)? (?:just |finally )?(?:stopped|quit|left|gave up)\b",
+    re.I,
+)
+_SWITCHED = re.compile(
+    rf"{_I}(?:'ve| have)? (?:just |recently |finally |now |since )?(?:switched|changed|converted|gone over|went over)"
+    r"(?: from (?P<old1>[^,.;!?]+?))? (?:over )?to (?P<new>[^,.;!?]+?)"
+    r"(?: (?:instead of|rather than|from) (?P<old2>[^,.;!?]+?))?(?=\s*[,.;!?]|\s*$| and | but | because | now\b)",
+    re.I,
+)
+# An object that only points back ("I used to love it"): what it was is not in the clause.
+_PRONOUNS = {"it", "that", "this", "them", "those", "these", "me", "you", "him", "her"}
+
+
+def split_change(clause: str) -> list[tuple[str, bool]]:
+    """The clause as (part, says what holds now): "I used to live in Lyon, now I live in
+    Paris" -> [("I used to live in Lyon", False), ("I live in Paris", True)]. Most clauses are
+    one part, not new."""
+    m = _NEW_PART.search(clause)
+    ended = _ENDED.search(clause)
+    if m is None and ended is not None:
+        m = _BUT_PART.search(clause, ended.end())
+    if m is None or not clause[: m.start()].strip():
+        return [(clause, False)]
+    return [(clause[: m.start()], False), (clause[m.end() :], True)]
+
+
+Reader = Callable[[str, Collector], bool]
+
+
+def used_to(s: str, c: Collector, readers: Sequence[Reader]) -> bool:
+    """ "I used to live in Lyon" -> the retraction of "lives in Lyon": the old state is read by
+    the ordinary rules (`readers`) from the same words said in the present ("I live in Lyon"),
+    so it has the canonical text of the fact it closes; else it is the verb phrase itself."""
+    m = _USED_TO.search(s)
+    if m is None:
+        return False
+    old = clean_object(m.group(1), 8)
+    if not old or old.split()[0].lower() in _PRONOUNS:
+        return False
+    present = f"I {_present(old)}"
+    probe = Collector(c.source, c.judge, c.cased)
+    for read in readers:
+        read(present, probe)
+    got = [it for it in probe.items if it.kind in ("fact", "preference") and not it.retract]
+    if got:
+        for it in got:
+            c.add(it.kind, it.text, it.importance, retract=True)
+    else:
+        c.add("fact", _third(old), 0.6, retract=True)
+    return True
+
+
+def switched(s: str, c: Collector) -> bool:
+    """ "I switched from running to cycling", "I switched to tea instead of coffee": the new
+    state ("switched to cycling") marked as a change, and the old one, when said, retracted."""
+    m = _SWITCHED.search(s)
+    if m is None:
+        return False
+    new = clean_object(m.group("new"), 6)
+    if not new or new.split()[0].lower() in _PRONOUNS:
+        return False
+    old = m.group("old1") or m.group("old2")
+    c.add("fact", f"switched to {third_person(new)}", 0.6, change=True)
+    old = clean_object(old, 6) if old else ""
+    if old and old.split()[0].lower() not in _PRONOUNS:
+        c.add("fact", third_person(old), 0.6, retract=True)
+    return True
+
+
+def _present(vp: str) -> str:
+    """'be a teacher' -> 'am a teacher' (the first person present of a bare verb phrase)."""
+    verb, _, rest = vp.partition(" ")
+    return f"am {rest}" if verb.lower() == "be" else vp
+
+
+def _third(vp: str) -> str:
+    verb, _, rest = vp.partition(" ")
+    return f"is {third_person(rest)}" if verb.lower() == "be" else verb_phrase_3rd(vp)
