@@ -62,6 +62,13 @@ CHANGES_WRITTEN_FROM: list[tuple[str, set[Item]]] = [
             ("fact", "works at Google", "change"),
         },
     ),
+    ("I was a teacher until 2019.", {("fact", "works as a teacher", "retract")}),
+    ("I lived in Rome until last year.", {("fact", "lives in Rome", "retract")}),
+    (
+        "I worked at Nokia until two years ago, now I work at Apple.",
+        {("fact", "works at Nokia", "retract"), ("fact", "works at Apple", "change")},
+    ),
+    ("As of last month I work at Siemens.", {("fact", "works at Siemens", "change")}),
 ]
 
 CHANGES_HELD_OUT: list[tuple[str, set[Item]]] = [
@@ -94,6 +101,11 @@ CHANGES_HELD_OUT: list[tuple[str, set[Item]]] = [
         "I don't work at Tesco anymore, now I work at Lidl.",
         {("fact", "works at Tesco", "retract"), ("fact", "works at Lidl", "change")},
     ),
+    (
+        "We lived in Krakow until March, these days we live in Gdansk.",
+        {("fact", "lives in Krakow", "retract"), ("fact", "lives in Gdansk", "change")},
+    ),
+    ("As of this week I work at Spotify.", {("fact", "works at Spotify", "change")}),
     (
         "i used to live in leeds now i live in york",
         {("fact", "lives in leeds", "retract"), ("fact", "lives in york", "change")},
@@ -130,6 +142,9 @@ NOTHING = [
     "My friend said she switched to cycling.",
     "My mom says I used to be a teacher.",
     "I'm used to the cold.",
+    "I used to love it.",
+    "I lived in Rome until I was ten.",  # an end not in time: maybe long undone
+    "I'll live here until May.",
     "Tom and I were friends.",
     "Anna and I are not friends.",
     "Mia's sister is my friend.",

@@ -19,14 +19,14 @@ from egomem.memory.rules_text import Collector, clean_object, third_person, verb
 
 _I = r"\b(?:i|we)"
 # Where what holds now begins: "..., now I ...", "... but these days we ...", "...; since then I ...".
-_NOW = r"(?:now|these days|nowadays|today|since then|at the moment|instead)"
+_NOW = r"(?:now|these days|nowadays|since then|at the moment|instead)"
 _NEW_PART = re.compile(rf"(?:\s*[,;]\s*|\s+)(?:(?:but|and|so)\s+)?{_NOW}\b,?\s+(?=(?:i|i'm|we|we're)\b)", re.I)
 # After an ended state ("I used to ...", "I'm not a student anymore"), a plain ", I ..." or
 # "but I ..." turns to the present ("I used to smoke but I quit", "..., I work as a designer now").
 _BUT_PART = re.compile(r"(?:\s*[,;]\s*(?:but\s+)?|\s+but\s+)(?=(?:i|i'm|we|we're)\b)", re.I)
 _USED_TO = re.compile(rf"{_I} (?:also |once |always )?used to ([a-z][^,.;!?]*)", re.I)
 _ENDED = re.compile(
-    rf"{_USED_TO.pattern}|\b(?:any ?more|no longer)\b|"
+    rf"{_USED_TO.pattern}|\buntil\b|\b(?:any ?more|no longer)\b|"
     rf"{_I}(?:'ve| have)? (?:just |finally )?(?:stopped|quit|left|gave up)\b",
     re.I,
 )
@@ -36,6 +36,15 @@ _SWITCHED = re.compile(
     r"(?: (?:instead of|rather than|from) (?P<old2>[^,.;!?]+?))?(?=\s*[,.;!?]|\s*$| and | but | because | now\b)",
     re.I,
 )
+# "I lived in Rome until 2019", "I was a teacher until last year": a past state with a recent
+# end. Only an end in time counts: "until I was ten" may be a childhood long undone since.
+_MONTH = r"(?:january|february|march|april|may|june|july|august|september|october|november|december)"
+_UNTIL = re.compile(
+    rf"{_I} (?P<verb>was|were|lived|worked) (?P<what>[a-z][^,.;!?]*?) until (?:the end of |early |late )?"
+    rf"(?:(?:19|20)\d\d|last \w+|recently|this \w+|{_MONTH}|(?:a|one|two|three|four|five|a few|\d+) \w+ ago)\b",
+    re.I,
+)
+_PRESENT = {"was": "am", "were": "am", "lived": "live", "worked": "work"}
 # An object that only points back ("I used to love it"): what it was is not in the clause.
 _PRONOUNS = {"it", "that", "this", "them", "those", "these", "me", "you", "him", "her"}
 
@@ -56,17 +65,23 @@ def split_change(clause: str) -> list[tuple[str, bool]]:
 Reader = Callable[[str, Collector], bool]
 
 
-def used_to(s: str, c: Collector, readers: Sequence[Reader]) -> bool:
-    """ "I used to live in Lyon" -> the retraction of "lives in Lyon": the old state is read by
-    the ordinary rules (`readers`) from the same words said in the present ("I live in Lyon"),
-    so it has the canonical text of the fact it closes; else it is the verb phrase itself."""
+def past_state(s: str, c: Collector, readers: Sequence[Reader]) -> bool:
+    """ "I used to live in Lyon", "I lived in Lyon until 2019" -> the retraction of "lives in
+    Lyon": the old state is read by the ordinary rules (`readers`) from the same words said
+    in the present ("I live in Lyon"), so it has the canonical text of the fact it closes;
+    else it is the verb phrase itself."""
     m = _USED_TO.search(s)
-    if m is None:
+    until = _UNTIL.search(s) if m is None else None
+    if until is not None:
+        old = f"{_PRESENT[until.group('verb').lower()]} {clean_object(until.group('what'), 8)}"
+    elif m is not None:
+        old = _present(clean_object(m.group(1), 8))
+    else:
         return False
-    old = clean_object(m.group(1), 8)
-    if not old or old.split()[0].lower() in _PRONOUNS:
+    words = old.lower().split()
+    if not words or (len(words) < 2 and words[0] in ("am", "be")) or words[-1] in _PRONOUNS:
         return False
-    present = f"I {_present(old)}"
+    present = f"I {old}"
     probe = Collector(c.source, c.judge, c.cased)
     for read in readers:
         read(present, probe)
@@ -77,6 +92,12 @@ def used_to(s: str, c: Collector, readers: Sequence[Reader]) -> bool:
     else:
         c.add("fact", _third(old), 0.6, retract=True)
     return True
+
+
+def _third(vp: str) -> str:
+    """'am shy' / 'smoke' -> 'is shy' / 'smokes' (the first person present, third person)."""
+    verb, _, rest = vp.partition(" ")
+    return f"is {third_person(rest)}" if verb.lower() == "am" else verb_phrase_3rd(vp)
 
 
 def switched(s: str, c: Collector) -> bool:
@@ -100,8 +121,3 @@ def _present(vp: str) -> str:
     """'be a teacher' -> 'am a teacher' (the first person present of a bare verb phrase)."""
     verb, _, rest = vp.partition(" ")
     return f"am {rest}" if verb.lower() == "be" else vp
-
-
-def _third(vp: str) -> str:
-    verb, _, rest = vp.partition(" ")
-    return f"is {third_person(rest)}" if verb.lower() == "be" else verb_phrase_3rd(vp)

@@ -28,7 +28,9 @@ _JOB_SUFFIX = re.compile(r"(?:er|or|ist|ian|ant|ent|ect|ive|ic|man|woman|nurse|c
 _NOT_JOBS = {"fan", "believer", "lover", "person", "fighter", "member", "part", "beginner", "mother", "father"}
 _PETS = r"dog|cat|puppy|kitten|hamster|rabbit|bunny|bird|parrot|fish|turtle|snake|horse|guinea pig|lizard"
 _PRONOUN_OBJECTS = {"it", "that", "this", "you", "them", "those", "these", "how", "what", "when", "your", "him", "her"}
-_CHANGE = re.compile(r"\b(?:now|these days|nowadays|any ?more|no longer|since|switched|changed|recently)\b", re.I)
+_CHANGE = re.compile(
+    r"\b(?:now|these days|nowadays|any ?more|no longer|since|switched|changed|recently|as of|starting)\b", re.I
+)
 # Jobs said with a verb: "I teach biology", "I drive a taxi", "I fix cars". Group 1, when
 # present, goes into the role ("biology teacher"); the object lists are closed on purpose.
 _JOB_VERBS: list[tuple[str, str]] = [
