@@ -9,10 +9,20 @@ from typing import Any
 import pytest
 
 from egomem.identity.types import Identification, IdentityStatus
-from egomem.memory.items import Candidate, ExtractedItem, KnownFact, SessionText, Turn, UpdateInput
+from egomem.memory.items import (
+    Candidate,
+    Decision,
+    ExtractedItem,
+    KnownFact,
+    SessionText,
+    Turn,
+    UpdateInput,
+    UpdatePlan,
+)
 from egomem.memory.manager import MemoryManager
 from egomem.memory.rules_provider import RulesProvider
 from egomem.memory.rules_update import decide_rules
+from egomem.memory.updater import _checked
 from egomem.retrieval.social import candidates_for
 from egomem.store.sqlite import SQLiteStore
 
@@ -139,3 +149,30 @@ def test_an_inverse_plural_or_possessive_relation_reaches_the_graph(
     mgr = MemoryManager(store, RulesProvider(), encoder)
     uid = mgr.process(_session("e1", "Hi, I'm Nora.", said, at=T0)).user_id or ""
     assert [(c.person, c.relation) for c in candidates_for(store, uid)] == [("Tom", word)]
+
+
+@pytest.mark.parametrize(
+    ("known", "said", "op"),
+    [
+        ("lives in Paris", "lives in Paris, France", "NOOP"),  # the same place, more words
+        ("works at Google", "works at Google Inc", "NOOP"),
+        ("lives in New York", "lives in York", "UPDATE"),  # another place whose name it ends
+        ("lives in Paris", "lives in Lyon", "UPDATE"),
+    ],
+)
+def test_a_slot_value_said_with_more_words_is_the_same_value(known: str, said: str, op: str) -> None:
+    facts = [KnownFact(id="f1", kind="fact", text=known)]
+    plan = decide_rules(UpdateInput(facts=facts, candidates=[_cand(0, said)]))
+    assert [(d.op, d.target) for d in plan.decisions] == [(op, "f1")]
+
+
+def test_a_model_plan_that_closes_and_updates_one_fact_keeps_the_update() -> None:
+    """The same guard on any provider's plan (updater._checked): a close first would leave the
+    update no target, and the new state would never be written."""
+    facts = [KnownFact(id="f1", kind="fact", text="works as a teacher")]
+    cands = [_cand(0, "works as a teacher", retract=True), _cand(1, "works as a nurse", change=True)]
+    inp = UpdateInput(facts=facts, candidates=cands)
+    plan = UpdatePlan(
+        decisions=[Decision(index=0, op="DELETE", target="f1"), Decision(index=1, op="UPDATE", target="f1")]
+    )
+    assert [(d.op, d.target) for d in _checked(plan, inp, {"f1"}).decisions] == [("NOOP", "f1"), ("UPDATE", "f1")]

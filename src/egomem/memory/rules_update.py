@@ -73,6 +73,14 @@ def _same_value(a: str, b: str) -> bool:
     return a == b or (bool(sa) and bool(sb) and (sa <= sb or sb <= sa))
 
 
+def _same_slot_value(a: str, b: str) -> bool:
+    """'paris' and 'paris, france', 'google' and 'google inc': one value, said with more words
+    after it. Not 'york' and 'new york': a word before it names another thing."""
+    wa, wb = re.findall(r"[a-z0-9]+", a.lower()), re.findall(r"[a-z0-9]+", b.lower())
+    short, long_ = sorted((wa, wb), key=len)
+    return bool(short) and long_[: len(short)] == short
+
+
 def _slot_matches(slot: Slot, facts: list[KnownFact]) -> list[tuple[KnownFact, Slot]]:
     out = []
     for f in facts:
@@ -105,7 +113,7 @@ def _decide(c: Candidate, facts: list[KnownFact], threshold: float) -> Decision:
     same = _slot_matches(slot, facts) if slot is not None else []
     if slot is not None and same:
         for f, s in same:
-            if s.value == slot.value:
+            if s.value == slot.value or _same_slot_value(s.value, slot.value):
                 return Decision(index=c.index, op="NOOP", target=f.id, reason=f"already known (slot {slot.key})")
         if slot.exclusive or item.change:
             old = same[-1][0]
@@ -134,10 +142,10 @@ def decide_rules(inp: UpdateInput) -> UpdatePlan:
             )
             continue
         decisions.append(_decide(c, inp.facts, inp.duplicate_cosine))
-    return UpdatePlan(decisions=_change_wins(decisions))
+    return UpdatePlan(decisions=change_wins(decisions))
 
 
-def _change_wins(decisions: list[Decision]) -> list[Decision]:
+def change_wins(decisions: list[Decision]) -> list[Decision]:
     """ "I used to work as a teacher, now I'm a nurse" retracts the teacher fact and updates it
     to nurse: one fact, two decisions. The update alone closes it (with its history) and
     writes the new state; a close first would leave the update no target to replace."""
