@@ -6,7 +6,9 @@ reported speech, songs and recogniser hallucinations), and recognises first-pers
 statements, singular or plural: the user's name (memory/names.py judges every name, in
 cased Whisper text and in lower-case ASR text), named relatives and friends
 (rules_people.py), job, workplace, home, likes and strong dislikes, habits, pets, health,
-dates, life events, and changes and retractions of any of them (rules_facts.py). Items
+dates, life events, and changes and retractions of any of them (rules_facts.py; the
+changes of state "used to ..., now ...", "switched from X to Y", "lived in X until 2019"
+in rules_changes.py: the old state is retracted, never written as current). Items
 are written in the canonical third-person form memory/slots.py understands, with a short
 dated summary. It never invents: every item quotes the utterance it came from. It misses
 things rather than guessing.
