@@ -69,6 +69,14 @@ def _two_sessions(store: SQLiteStore, encoder: Any, first: str, then: str) -> st
             ["goes running every morning"],
         ),
         ("I play the piano every day.", "I used to play the piano.", [], ["plays the piano every day"]),
+        ("I love opera.", "I no longer enjoy opera.", ["no longer enjoys opera"], ["loves opera"]),
+        (
+            "I work as a software engineer.",
+            "I stopped working as a software engineer. I've become a dentist.",
+            ["works as a dentist"],
+            ["works as a software engineer"],
+        ),
+        ("I live in Warsaw.", "I left Warsaw and moved to Berlin.", ["lives in Berlin"], ["lives in Warsaw"]),
     ],
 )
 def test_a_change_closes_the_old_fact_with_history_and_writes_the_new(

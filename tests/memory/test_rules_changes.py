@@ -69,6 +69,31 @@ CHANGES_WRITTEN_FROM: list[tuple[str, set[Item]]] = [
         {("fact", "works at Nokia", "retract"), ("fact", "works at Apple", "change")},
     ),
     ("As of last month I work at Siemens.", {("fact", "works at Siemens", "change")}),
+    # phrasing classes seen in the conversation bench's dev templates (never its test split)
+    (
+        "I gave up being a biology teacher, these days I work as a librarian.",
+        {("fact", "works as a biology teacher", "retract"), ("fact", "works as a librarian", "change")},
+    ),
+    (
+        "I left Warsaw and moved to Berlin.",
+        {("fact", "lives in Berlin", "change"), ("fact", "lives in Warsaw", "retract")},
+    ),
+    ("We packed up and moved to Seattle.", {("fact", "lives in Seattle", "change")}),
+    (
+        "I no longer enjoy crossword puzzles.",
+        {
+            ("preference", "enjoys crossword puzzles", "retract"),
+            ("preference", "no longer enjoys crossword puzzles", ""),
+        },
+    ),
+    (
+        "I left my old job, now I'm a journalist.",
+        {
+            ("fact", "works as their former job", "retract"),
+            ("fact", "works at their former workplace", "retract"),
+            ("fact", "works as a journalist", "change"),
+        },
+    ),
 ]
 
 CHANGES_HELD_OUT: list[tuple[str, set[Item]]] = [
@@ -106,6 +131,22 @@ CHANGES_HELD_OUT: list[tuple[str, set[Item]]] = [
         {("fact", "lives in Krakow", "retract"), ("fact", "lives in Gdansk", "change")},
     ),
     ("As of this week I work at Spotify.", {("fact", "works at Spotify", "change")}),
+    (
+        "I quit being a waiter; nowadays I'm a cook.",
+        {("fact", "works as a waiter", "retract"), ("fact", "works as a cook", "change")},
+    ),
+    ("We sold our house and moved to Porto.", {("fact", "lives in Porto", "change")}),
+    ("I've stopped working as a barista.", {("fact", "works as a barista", "retract")}),
+    (
+        "I don't enjoy chess any more.",
+        {("preference", "enjoys chess", "retract"), ("preference", "no longer enjoys chess", "")},
+    ),
+    (
+        "I no longer love opera.",
+        {("preference", "loves opera", "retract"), ("preference", "no longer loves opera", "")},
+    ),
+    ("I've become a dentist.", {("fact", "works as a dentist", "change")}),
+    ("I'm a carpenter these days.", {("fact", "works as a carpenter", "change")}),
     (
         "i used to live in leeds now i live in york",
         {("fact", "lives in leeds", "retract"), ("fact", "lives in york", "change")},
@@ -145,6 +186,9 @@ NOTHING = [
     "I used to love it.",
     "I lived in Rome until I was ten.",  # an end not in time: maybe long undone
     "I'll live here until May.",
+    "I haven't stopped working as a nurse.",
+    "My wife left Paris and moved to Rome.",
+    "I don't love it anymore.",
     "Tom and I were friends.",
     "Anna and I are not friends.",
     "Mia's sister is my friend.",

@@ -45,6 +45,20 @@ _UNTIL = re.compile(
     re.I,
 )
 _PRESENT = {"was": "am", "were": "am", "lived": "live", "worked": "work"}
+# "I stopped working as an engineer", "I gave up being a teacher": a state verb after "stopped"
+# (other "stopped X-ing" are habits: rules_facts.retractions).
+_STOPPED_STATE = re.compile(
+    rf"{_I}(?:'ve| have)? (?:just |finally |recently )?(?:stopped|quit|gave up|given up) (being|working|living) "
+    r"([a-z][^,.;!?]*)",
+    re.I,
+)
+_GERUND = {"being": "am", "working": "work", "living": "live"}
+# "I left Warsaw and moved to Berlin", "we packed up and moved to Seattle": one subject, two verbs.
+_LEFT_MOVED = re.compile(
+    rf"{_I}(?:'ve| have)? (?:just |finally )?(?:left (?P<old>[^,.;!?]+?)|packed up|sold (?:my|our) "
+    r"(?:house|flat|apartment|place)) and (?:then |finally |just )?(?:moved|relocated) to (?P<new>[^,.;!?]+)",
+    re.I,
+)
 # An object that only points back ("I used to love it"): what it was is not in the clause.
 _PRONOUNS = {"it", "that", "this", "them", "those", "these", "me", "you", "him", "her"}
 
@@ -72,7 +86,10 @@ def past_state(s: str, c: Collector, readers: Sequence[Reader]) -> bool:
     else it is the verb phrase itself."""
     m = _USED_TO.search(s)
     until = _UNTIL.search(s) if m is None else None
-    if until is not None:
+    stopped = _STOPPED_STATE.search(s) if m is None and until is None else None
+    if stopped is not None:
+        old = f"{_GERUND[stopped.group(1).lower()]} {clean_object(stopped.group(2), 8)}"
+    elif until is not None:
         old = f"{_PRESENT[until.group('verb').lower()]} {clean_object(until.group('what'), 8)}"
     elif m is not None:
         old = _present(clean_object(m.group(1), 8))
@@ -121,3 +138,18 @@ def _present(vp: str) -> str:
     """'be a teacher' -> 'am a teacher' (the first person present of a bare verb phrase)."""
     verb, _, rest = vp.partition(" ")
     return f"am {rest}" if verb.lower() == "be" else vp
+
+
+def left_and_moved(s: str, c: Collector) -> bool:
+    """ "I left Warsaw and moved to Berlin": lives in Berlin (a change), no longer in Warsaw."""
+    m = _LEFT_MOVED.search(s)
+    if m is None:
+        return False
+    new = clean_object(m.group("new"), 5)
+    if not new or new.split()[0].lower() in _PRONOUNS:
+        return False
+    c.add("fact", f"lives in {new}", 0.7, change=True)
+    old = clean_object(m.group("old"), 5) if m.group("old") else ""
+    if old and old.split()[0].lower() not in ("my", "our", "the", "a", *_PRONOUNS):
+        c.add("fact", f"lives in {old}", 0.7, retract=True)
+    return True

@@ -53,7 +53,11 @@ def _read_sentence(s: str, c: Collector, day: datetime) -> None:
 
 
 def _read_clause(clause: str, c: Collector, day: datetime, *, quiet: bool) -> None:
-    if changes.past_state(clause, c, _STATE_READERS) or changes.switched(clause, c):
+    if (
+        changes.past_state(clause, c, _STATE_READERS)
+        or changes.switched(clause, c)
+        or changes.left_and_moved(clause, c)
+    ):
         return  # the old state is retracted; nothing in its words holds now
     changed = facts.retractions(clause, c)
     if not changed:
