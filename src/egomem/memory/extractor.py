@@ -111,7 +111,8 @@ _DATE = re.compile(
 
 def _said(words: str, user_text: str) -> bool:
     w = _norm(words)
-    return bool(w) and re.search(rf"(?:^| ){re.escape(w)}(?: |$)", user_text) is not None
+    # "Mia's my sister", "I'm Tom's brother": a name said with its possessive is said.
+    return bool(w) and re.search(rf"(?:^| ){re.escape(w)}(?:'s)?(?: |$)", user_text) is not None
 
 
 def _unsupported(it: ExtractedItem, user_text: str) -> str:

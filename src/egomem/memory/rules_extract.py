@@ -6,7 +6,9 @@ reported speech, songs and recogniser hallucinations), and recognises first-pers
 statements, singular or plural: the user's name (memory/names.py judges every name, in
 cased Whisper text and in lower-case ASR text), named relatives and friends
 (rules_people.py), job, workplace, home, likes and strong dislikes, habits, pets, health,
-dates, life events, and changes and retractions of any of them (rules_facts.py). Items
+dates, life events, and changes and retractions of any of them (rules_facts.py; the
+changes of state "used to ..., now ...", "switched from X to Y", "lived in X until 2019"
+in rules_changes.py: the old state is retracted, never written as current). Items
 are written in the canonical third-person form memory/slots.py understands, with a short
 dated summary. It never invents: every item quotes the utterance it came from. It misses
 things rather than guessing.
@@ -17,6 +19,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
+from egomem.memory import rules_changes as changes
 from egomem.memory import rules_facts as facts
 from egomem.memory import statements
 from egomem.memory.items import ExtractedItem, Extraction, SessionText
@@ -31,19 +34,40 @@ _CLAUSE = re.compile(
 )
 
 
+# The readers of a present-tense statement, also used to read the old state of "I used to ...".
+_STATE_READERS = [facts.work, facts.home, facts.preferences, facts.habits, facts.body]
+
+
 def _read_sentence(s: str, c: Collector, day: datetime) -> None:
     got_name = user_name(s, c)
     structured = relations(s, c)
     for clause in _CLAUSE.split(s):
-        changed = facts.retractions(clause, c)
-        if not changed:
-            changed = facts.work(clause, c)
-            changed = facts.home(clause, c) or changed
-            changed = facts.goals(clause, c, day) or facts.preferences(clause, c) or changed
-        changed = facts.body(clause, c) or changed
-        changed = facts.habits(clause, c) or changed
-        if not changed and not structured and not got_name:
-            facts.event(clause, c, day)
+        # "I used to X, now I Y": the old part is read as what ended, the new one as a change.
+        for part, now in changes.split_change(clause):
+            first = len(c.items)
+            _read_clause(part, c, day, quiet=structured or got_name)
+            if now:
+                for it in c.items[first:]:
+                    if it.kind in ("fact", "preference") and not it.retract:
+                        it.change = True
+
+
+def _read_clause(clause: str, c: Collector, day: datetime, *, quiet: bool) -> None:
+    if (
+        changes.past_state(clause, c, _STATE_READERS)
+        or changes.switched(clause, c)
+        or changes.left_and_moved(clause, c)
+    ):
+        return  # the old state is retracted; nothing in its words holds now
+    changed = facts.retractions(clause, c)
+    if not changed:
+        changed = facts.work(clause, c)
+        changed = facts.home(clause, c) or changed
+        changed = facts.goals(clause, c, day) or facts.preferences(clause, c) or changed
+    changed = facts.body(clause, c) or changed
+    changed = facts.habits(clause, c) or changed
+    if not changed and not quiet:
+        facts.event(clause, c, day)
 
 
 def extract_rules(session: SessionText) -> Extraction:

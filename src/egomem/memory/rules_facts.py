@@ -23,12 +23,15 @@ from egomem.memory.rules_text import (
 from egomem.memory.wishes import plan_in
 
 _I = r"\b(?:i|we)"
-_OBJ_END = r"(?= at | for | in |[,.;!?]|$)"
+# Where a job or object ends: a place, a reason, the sentence's end, or a time word ("I'm a nurse now").
+_OBJ_END = r"(?= at | for | in |[,.;!?]|$| now\b| these days| nowadays| at the moment)"
 _JOB_SUFFIX = re.compile(r"(?:er|or|ist|ian|ant|ent|ect|ive|ic|man|woman|nurse|chef|cook|doctor|student|pilot)$")
 _NOT_JOBS = {"fan", "believer", "lover", "person", "fighter", "member", "part", "beginner", "mother", "father"}
 _PETS = r"dog|cat|puppy|kitten|hamster|rabbit|bunny|bird|parrot|fish|turtle|snake|horse|guinea pig|lizard"
 _PRONOUN_OBJECTS = {"it", "that", "this", "you", "them", "those", "these", "how", "what", "when", "your", "him", "her"}
-_CHANGE = re.compile(r"\b(?:now|these days|nowadays|any ?more|no longer|since|switched|changed|recently)\b", re.I)
+_CHANGE = re.compile(
+    r"\b(?:now|these days|nowadays|any ?more|no longer|since|switched|changed|recently|as of|starting)\b", re.I
+)
 # Jobs said with a verb: "I teach biology", "I drive a taxi", "I fix cars". Group 1, when
 # present, goes into the role ("biology teacher"); the object lists are closed on purpose.
 _JOB_VERBS: list[tuple[str, str]] = [
@@ -63,6 +66,17 @@ def work(s: str, c: Collector) -> bool:
         job = re.search(rf"\b(?:i'm|i am) (?:now )?an? ([a-z][\w-]*(?: [a-z][\w-]*)?){_OBJ_END}", s, re.I)
         if job and (job.group(1).split()[-1].lower() in _NOT_JOBS or not _JOB_SUFFIX.search(job.group(1).lower())):
             job = None
+    if job is None:
+        # "I've become a dentist", "I became a nurse": a new job, so a change.
+        job = re.search(
+            r"\bi(?:'ve| have)? (?:just |recently |now )?(?:become|became) an? "
+            rf"([a-z][\w-]*(?: [a-z][\w-]*)?){_OBJ_END}",
+            s,
+            re.I,
+        )
+        if job and (job.group(1).split()[-1].lower() in _NOT_JOBS or not _JOB_SUFFIX.search(job.group(1).lower())):
+            job = None
+        changed = changed or job is not None
     if job:
         c.add("fact", _works_as(clean_object(job.group(1), 4)), 0.7, change=changed)
         found = True
@@ -130,13 +144,19 @@ def home(s: str, c: Collector) -> bool:
         re.I,
     )
     moved = re.search(
-        rf"{_I}(?:'ve| have)? (?:just |recently |finally |now |all )?(?:moved|relocated) to ([^,.;!?]+)", s, re.I
+        rf"{_I}(?:'ve| have)? (?:just |recently |finally |now |all )?(?:moved|relocated)(?: back| over| here)?"
+        r"(?: from (?P<old>[^,.;!?]+?))? to (?P<new>[^,.;!?]+)",
+        s,
+        re.I,
     )
     hit = live or moved
     if hit:
-        place = _PLACE_DETAIL.sub("", hit.group(1))
+        place = _PLACE_DETAIL.sub("", hit.group(1) if live else hit.group("new"))
         c.add("fact", f"lives in {clean_object(place, 5)}", 0.7, change=bool(moved) or bool(_CHANGE.search(s)))
         found = True
+    if moved and moved.group("old"):
+        # "We moved from Lyon to Paris": Lyon is where they lived, not where they live.
+        c.add("fact", f"lives in {clean_object(moved.group('old'), 5)}", 0.7, retract=True)
     if not hit:
         # "Home for me is Lyon", "my flat is in Lyon": a place needs its capital letter here.
         home_is = r"\b(?:home for (?:me|us) is|(?:my|our) (?:home|flat|house|apartment|place) is in)"
@@ -241,7 +261,8 @@ def retractions(s: str, c: Collector) -> bool:
     found = False
     quit_ = (
         re.search(
-            r"\bi (?:just |recently |finally )?(?:quit|left|lost) my (?:job|position) (?:at|with|in) ([^,.;!?]+)",
+            r"\bi (?:just |recently |finally )?(?:quit|left|lost) my (?:old |previous |former )?(?:job|position) "
+            r"(?:at|with|in) ([^,.;!?]+)",
             s,
             re.I,
         )
@@ -255,12 +276,26 @@ def retractions(s: str, c: Collector) -> bool:
     if quit_:
         c.add("fact", f"works at {clean_object(quit_.group(1), 5)}", 0.7, retract=True)
         found = True
-    if re.search(r"\bi (?:just |recently |finally )?(?:quit|left|lost) my job\b", s, re.I):
+    if re.search(r"\bi (?:just |recently |finally )?(?:quit|left|lost) my (?:old |previous |former )?job\b", s, re.I):
         # Whatever the job and workplace were, they have ended.
         c.add("fact", "works as their former job", 0.7, retract=True, retract_slot=True)
         if not quit_:
             c.add("fact", "works at their former workplace", 0.7, retract=True, retract_slot=True)
         found = True
+    liked = re.search(
+        rf"{_I} (?:no longer|don't|do not) (like|love|enjoy) ([^,.;!?]+?) any ?more\b|{_I} no longer (like|love|enjoy)"
+        r" ([^,.;!?]+)",
+        s,
+        re.I,
+    )
+    if liked:
+        verb, obj = (liked.group(1), liked.group(2)) if liked.group(1) else (liked.group(3), liked.group(4))
+        what = clean_object(obj, 6)
+        if what and what.split()[0].lower() not in _PRONOUN_OBJECTS:
+            # The liking's slot (pref:<thing>) closes whatever verb stored it ("likes", "loves", "enjoys").
+            c.add("preference", f"{verb.lower()}s {third_person(what)}", 0.5, retract=True)
+            c.add("preference", f"no longer {verb.lower()}s {third_person(what)}", 0.4)
+            return True
     gone = re.search(rf"{_I} (?:don't|do not|no longer) (?:have|own) an? (" + _PETS + r"|car|bike)\b", s, re.I)
     if gone:
         c.add("fact", f"has a {gone.group(1).lower()}", 0.6, retract=True)
@@ -276,7 +311,10 @@ def retractions(s: str, c: Collector) -> bool:
     if found:
         return True
     stopped = re.search(
-        rf"{_I} (?:have |'ve |just |finally )?(?:stopped|quit|gave up|gave up on) ([a-z]+ing\b[^,.;!?]*)", s, re.I
+        rf"{_I}(?:'ve| have)? (?:just |finally |recently |completely )?(?:stopped|quit|given up|gave up)(?: on)? "
+        r"([a-z]+ing\b[^,.;!?]*)",
+        s,
+        re.I,
     )
     if stopped:
         what = third_person(clean_object(stopped.group(1), 6))

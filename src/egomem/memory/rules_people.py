@@ -66,7 +66,8 @@ def user_name(s: str, c: Collector) -> bool:
 
 def _relation(c: Collector, rel: str, person: str, *, user_is_subject: bool = True, retract: bool = False) -> None:
     rel = rel.lower()
-    text = f"has a {rel} named {person}" if user_is_subject else f"is {person}'s {rel}"
+    a = "an" if rel[:1] in "aeiou" else "a"
+    text = f"has {a} {rel} named {person}" if user_is_subject else f"is {person}'s {rel}"
     c.add("relation", text, 0.8, relation=rel, person=person, user_is_subject=user_is_subject, retract=retract)
 
 
@@ -75,6 +76,7 @@ def relations(s: str, c: Collector) -> bool:
     found = False
     weak = [
         rf"\b{_TWO} is {_MY} {_ADJ}{_REL}\b",  # "John is my colleague"
+        rf"\b{_TWO}'s {_MY} {_ADJ}{_REL}\b",  # "Mia's my sister" ('s = is: "Mia's sister" has no "my")
         rf"\b{_MY} {_ADJ}{_REL},? {_TWO}\b",  # "my sister Anna", "our daughter, Mia"
         rf"\b{_TWO}, {_MY} {_ADJ}{_REL}\b",  # "Anna, my sister, ..."
         rf"\b{_TWO}[?.!,]?\s+(?:she|he)(?:'s| is) {_MY} {_ADJ}{_REL}\b",  # "I know Emily. She's my colleague."
@@ -115,13 +117,24 @@ def _users_own(prefix: str, match: str) -> bool:
 
 def _special_relations(s: str, c: Collector) -> bool:
     found = False
-    m = re.search(rf"\b(?:I'm|I am)(?: now)? {_TWO}'s (?:new )?{_REL}\b", s, re.IGNORECASE)
+    # The inverse form: "I'm Tom's brother" is stored as said (Tom -brother-> the user, which
+    # keeps the user's own gender); the graph reads it backwards with relations.inverse_relation
+    # (Tom is the user's sibling: Tom's own gender is not said).
+    m = re.search(rf"\b(?:I'm|I am)(?: now)? {_TWO}'s (?:new |older |younger |big |little |twin )?{_REL}\b", s, re.I)
     if m and (person := _person(c, m.group(1), strong=False)):
         _relation(c, m.group(2), person, user_is_subject=False)
         found = True
-    m = re.search(rf"\b{_TWO} and (?:I|me) are (?:now )?(?:best |good |old )?(\w+)", s, re.IGNORECASE)
-    if m and m.group(2).lower() in PLURAL_RELATIONS and (person := _person(c, m.group(1), strong=False)):
-        _relation(c, PLURAL_RELATIONS[m.group(2).lower()], person)
+    # "Tom and I are siblings", "me and Tom are best friends", "Anna and I have been friends for years".
+    m = re.search(
+        rf"\b(?:{_TWO} and (?:I|me)|me and {_TWO}) (?:are|'re|have been|'ve been|became|got) (?:now )?(?:also )?"
+        r"(best |good |old |close )?(\w+)",
+        s,
+        re.IGNORECASE,
+    )
+    word = m.group(4).lower() if m else ""
+    if m and word in PLURAL_RELATIONS and (person := _person(c, m.group(1) or m.group(2), strong=False)):
+        rel = PLURAL_RELATIONS[word]
+        _relation(c, "best friend" if rel == "friend" and (m.group(3) or "").lower().strip() == "best" else rel, person)
         found = True
     m = re.search(rf"\b(?:I'm|I am|we're|we are) (?:now )?(married to|dating|engaged to) {_TWO}", s, re.I)
     if m and (person := _person(c, m.group(2), strong=False)):

@@ -41,17 +41,44 @@ def content_stems(text: str) -> tuple[str, ...]:
     return tuple(_stemmer().stemWords([_IRREGULAR.get(w, w) for w in words]))  # type: ignore[attr-defined]
 
 
+# Verbs that only carry an activity or a thing ("goes running", "plays tennis", "drinks
+# coffee"): a retraction that names the activity alone ("I stopped running", "I switched
+# from coffee to tea") still names the fact. "likes" is not one: a liking is not a habit.
+_LIGHT_VERBS = frozenset(("go", "do", "play", "drink", "eat", "practic", "practis"))
+
+
 def retracts(retraction: str, fact: str) -> bool:
     """Whether a retraction names this fact: same leading verb, and every word of the
-    retraction in the fact ("smoking" -> "smokes every day", not "likes smoked salmon")."""
+    retraction in the fact ("smoking" -> "smokes every day", not "likes smoked salmon");
+    a fact's light verb may be left unsaid ("running" -> "goes running every morning")."""
     r, f = content_stems(retraction), content_stems(fact)
+    if r and len(f) > 1 and f[0] in _LIGHT_VERBS and r[0] != f[0]:
+        f = f[1:]
     return bool(r) and bool(f) and r[0] == f[0] and set(r) <= set(f)
+
+
+# Words that turn a statement into its opposite: "no longer smokes" is no repeat of "smokes"
+# however close their embeddings ("lives in Paris" / "no longer lives in Paris": 0.855).
+_NEGATIVE = frozenset("not no never longer anymore stopped quit gave used former formerly dislikes hates".split())
+
+
+def _negative(text: str) -> bool:
+    words = re.findall(r"[a-z']+", text.lower())
+    return any(w in _NEGATIVE or w.endswith("n't") for w in words)
 
 
 def _same_value(a: str, b: str) -> bool:
     """'google' and 'google inc' name one workplace; 'google' and 'apple' do not."""
     sa, sb = set(content_stems(a)), set(content_stems(b))
     return a == b or (bool(sa) and bool(sb) and (sa <= sb or sb <= sa))
+
+
+def _same_slot_value(a: str, b: str) -> bool:
+    """'paris' and 'paris, france', 'google' and 'google inc': one value, said with more words
+    after it. Not 'york' and 'new york': a word before it names another thing."""
+    wa, wb = re.findall(r"[a-z0-9]+", a.lower()), re.findall(r"[a-z0-9]+", b.lower())
+    short, long_ = sorted((wa, wb), key=len)
+    return bool(short) and long_[: len(short)] == short
 
 
 def _slot_matches(slot: Slot, facts: list[KnownFact]) -> list[tuple[KnownFact, Slot]]:
@@ -86,14 +113,14 @@ def _decide(c: Candidate, facts: list[KnownFact], threshold: float) -> Decision:
     same = _slot_matches(slot, facts) if slot is not None else []
     if slot is not None and same:
         for f, s in same:
-            if s.value == slot.value:
+            if s.value == slot.value or _same_slot_value(s.value, slot.value):
                 return Decision(index=c.index, op="NOOP", target=f.id, reason=f"already known (slot {slot.key})")
         if slot.exclusive or item.change:
             old = same[-1][0]
             why = "the user said it changed" if item.change else f"new value for slot {slot.key}"
             return Decision(index=c.index, op="UPDATE", target=old.id, reason=why)
     for f, sim in zip(c.similar, c.similarity, strict=False):
-        if sim >= threshold:
+        if sim >= threshold and _negative(item.text) == _negative(f.text):
             return Decision(index=c.index, op="NOOP", target=f.id, reason=f"near-duplicate (cosine {sim:.2f})")
     return Decision(index=c.index, op="ADD", reason="new information")
 
@@ -115,4 +142,17 @@ def decide_rules(inp: UpdateInput) -> UpdatePlan:
             )
             continue
         decisions.append(_decide(c, inp.facts, inp.duplicate_cosine))
-    return UpdatePlan(decisions=decisions)
+    return UpdatePlan(decisions=change_wins(decisions))
+
+
+def change_wins(decisions: list[Decision]) -> list[Decision]:
+    """ "I used to work as a teacher, now I'm a nurse" retracts the teacher fact and updates it
+    to nurse: one fact, two decisions. The update alone closes it (with its history) and
+    writes the new state; a close first would leave the update no target to replace."""
+    updated = {d.target: d.index for d in decisions if d.op == "UPDATE" and d.target}
+    return [
+        Decision(index=d.index, op="NOOP", target=d.target, reason=f"closed by the change in item {updated[d.target]}")
+        if d.op == "DELETE" and d.target in updated
+        else d
+        for d in decisions
+    ]

@@ -21,6 +21,7 @@ import numpy as np
 from egomem.llm.base import LLMError, LLMProvider
 from egomem.memory.config import MemoryConfig
 from egomem.memory.items import Candidate, Decision, ExtractedItem, KnownFact, UpdateInput, UpdatePlan
+from egomem.memory.rules_update import change_wins
 from egomem.privacy.sensitivity import decide
 from egomem.schemas import Fact, FactKind, Provenance, Sensitivity
 from egomem.store.base import MemoryStore
@@ -173,7 +174,8 @@ def _checked(plan: UpdatePlan, inp: UpdateInput, fact_ids: set[str]) -> UpdatePl
     for i in range(n):
         # An item the model skipped is not silently dropped: it is a logged NOOP.
         by_index.setdefault(i, Decision(index=i, op="NOOP", reason="no decision returned"))
-    return UpdatePlan(decisions=[by_index[i] for i in range(n)])
+    # A model may retract and update one fact in one plan too; the update must be the one applied.
+    return UpdatePlan(decisions=change_wins([by_index[i] for i in range(n)]))
 
 
 def _aliased(inp: UpdateInput) -> tuple[UpdateInput, dict[str | None, str]]:
