@@ -19,7 +19,7 @@ from egomem.memory.rules_provider import RulesProvider
 
 
 def _session(*lines: tuple[str, str]) -> SessionText:
-    turns = [Turn(speaker=who, text=text) for who, text in lines]  # type: ignore[arg-type]
+    turns = [Turn(speaker=who, text=text) for who, text in lines]
     return SessionText(episode_id="e1", start=0.0, end=60.0, date="14 November 2023", turns=turns)
 
 
@@ -54,7 +54,12 @@ def test_sentences_split_at_end_marks() -> None:
 
 def test_compact_session_numbers_only_the_users_sentences() -> None:
     payload, said = compact_session(SAID)
-    assert said == ["Hi, I'm Lena.", "I teach math at Hill School.", "My brother Jonas is a pilot.", "Is your name Robo?"]
+    assert said == [
+        "Hi, I'm Lena.",
+        "I teach math at Hill School.",
+        "My brother Jonas is a pilot.",
+        "Is your name Robo?",
+    ]
     assert payload.lines == [
         "assistant: Hello! Who are you?",
         "1 user: Hi, I'm Lena.",
