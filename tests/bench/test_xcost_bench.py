@@ -7,6 +7,7 @@ import pytest
 from egomem.bench import available
 from egomem.bench.xcost import DEFAULT_ROWS, config_of, label, parse_rows
 from egomem.errors import InputError
+from egomem.providers import LocalLLMConfig
 
 
 def test_rows_start_with_the_default_and_keep_their_order() -> None:
@@ -22,7 +23,7 @@ def test_rows_start_with_the_default_and_keep_their_order() -> None:
 
 def test_a_row_is_the_products_configuration_with_its_settings() -> None:
     cfg = config_of({"llm.prefix_cache": "context", "memory.extract_schema": "short", "memory.extract_gate": "true"})
-    assert cfg.llm.provider == "local" and getattr(cfg.llm, "prefix_cache") == "context"
+    assert isinstance(cfg.llm, LocalLLMConfig) and cfg.llm.prefix_cache == "context"
     assert cfg.memory.extract_schema == "short" and cfg.memory.extract_gate is True
 
 
