@@ -179,6 +179,7 @@ def run(options: BenchOptions) -> BenchResult:
     for row in rows:
         r = _run_row(row, seeds, split, models, options)
         results[label(row)] = r
+        options.report(f"xcost: {label(row)}: " + ", ".join(f"{k}={_cell(v)}" for k, v in r.items()))
         if "not_run" in r:
             table.append([label(row), *(["-"] * len(_COLUMNS)), r["not_run"]])
         else:
