@@ -183,6 +183,13 @@ class MemoryConfig(_Section):
     # for a user with no facts (dropping the item) and UPDATE of facts that do not exist, so
     # the rules decide unless a stronger model is configured.
     update_agent: Literal["rules", "llm"] = "rules"
+    # What a language-model extractor writes (memory/compact.py): "full" items (kind, text, the
+    # quoted source words) or "short" ones (short keys, the source sentence by its number: fewer
+    # tokens out). Costs and quality of each: docs/benchmarks/xcost.md.
+    extract_schema: Literal["full", "short"] = "full"
+    # Skip the model for a session with nothing personal in it (memory/gate.py): the rules found
+    # nothing and the user made no first-person statement.
+    extract_gate: bool = False
 
     # Cosine (MiniLM) at or above which a new item repeats an existing fact (NOOP), and at
     # which consolidation merges two current facts. Set conservatively on the hand-made pairs

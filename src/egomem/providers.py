@@ -106,6 +106,9 @@ class LocalLLMConfig(ProviderConfig):
     # checked in one batch (quotes and names are copied from the transcript). 0 = off.
     # Greedy output is unchanged; it costs a logits buffer of n_ctx x vocabulary floats.
     draft_tokens: int = Field(default=0, ge=0, le=64)
+    # Reuse of an evaluated prompt prefix across calls (llm/local.py): "context" (the prefix
+    # shared with the previous call), "ram" (also a RAM cache of earlier calls' states), "off".
+    prefix_cache: Literal["context", "ram", "off"] = "ram"
     # When the model or llama-cpp-python is missing, use the rules (with a one-line notice)
     # instead of failing. A model answer that fails validation falls back to the rules for
     # that session (not retried: at temperature 0 a retry gives the same answer).

@@ -41,6 +41,9 @@ class Usage:
     retries: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    # Prompt tokens the model actually computed: a local model reuses the state of a prompt
+    # prefix it has already evaluated, so this is below prompt_tokens (0 when unknown: servers).
+    prompt_tokens_evaluated: int = 0
     # Time spent answering: wall seconds, and CPU seconds of the whole process meanwhile
     # (a local model's threads run in-process; other threads' work counts too).
     seconds: float = 0.0
@@ -69,6 +72,7 @@ class ChatReply:
     content: str
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    prompt_tokens_evaluated: int = 0
 
 
 class ChatProvider(LLMProvider):
@@ -102,6 +106,7 @@ class ChatProvider(LLMProvider):
             self.usage.cpu_seconds += time.process_time() - c0
         self.usage.prompt_tokens += reply.prompt_tokens
         self.usage.completion_tokens += reply.completion_tokens
+        self.usage.prompt_tokens_evaluated += reply.prompt_tokens_evaluated
         try:
             return parse_json_reply(reply.content, schema)
         except LLMError:

@@ -8,8 +8,17 @@ once per process and shared. Answers are constrained by the task's JSON schema
 failed answer is not retried here, it is an LLMError for the caller's fallback.
 
 Prompt tokens are most of the cost on a CPU: the payload is rendered compactly (fields
-only egomem needs are left out), and a RAM cache of evaluated prompt prefixes lets the
-fixed system prompt of each task be evaluated once per process.
+only egomem needs are left out), and the fixed system prompt of a task comes first, so its
+evaluated state is reused by the next call (`prefix_cache`):
+- "context": llama.cpp keeps the tokens of the last call in its context; the next prompt
+  evaluates only what follows the prefix it shares with them (the system prompt, when the
+  same task runs twice in a row: the default, one extraction per session);
+- "ram": also a LlamaRAMCache of the states after each call, so tasks that alternate
+  (extraction, then an LLM update plan) each find their own prefix again; each call then
+  copies its whole state (KV and a logits buffer, hundreds of MB) into the cache;
+- "off": every prompt evaluated whole (the cost without reuse, for measuring).
+`usage.prompt_tokens_evaluated` counts the prompt tokens actually computed (llama.cpp's own
+counters), so the reuse is measured, not assumed (`egomem bench xcost`).
 """
 
 from __future__ import annotations
@@ -19,7 +28,7 @@ import importlib
 import json
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
@@ -31,6 +40,7 @@ if TYPE_CHECKING:
     from egomem.providers import BuildContext, LocalLLMConfig
 
 PROMPT_VERSION = 2
+PrefixCache = Literal["context", "ram", "off"]
 # A cached prefix keeps its KV (~20 MB for a 1,000-token prompt) and up to n_batch rows of
 # logits (512 x 151,936 floats = 311 MB): 512 MB holds the last prompt, whose system part
 # is the next prompt's prefix. (1 GB held three such states: 4.0 GB peak RSS in bench realtime.)
@@ -59,7 +69,9 @@ def resolve_model_path(model: str, data_dir: Path | None = None) -> Path:
     return p
 
 
-def _load(path: Path, n_ctx: int, n_threads: int, draft_tokens: int) -> tuple[Any, threading.Lock]:
+def _load(
+    path: Path, n_ctx: int, n_threads: int, draft_tokens: int, prefix_cache: PrefixCache = "ram"
+) -> tuple[Any, threading.Lock]:
     key = (str(path.resolve()), n_ctx, n_threads, draft_tokens)
     with _MODELS_LOCK:
         if key not in _MODELS:
@@ -85,9 +97,15 @@ def _load(path: Path, n_ctx: int, n_threads: int, draft_tokens: int) -> tuple[An
                 )
             except (ValueError, RuntimeError) as exc:
                 raise ConfigError(f"llama.cpp cannot load {path.name}: {exc}") from exc
-            llm.set_cache(llama_cpp.LlamaRAMCache(capacity_bytes=PREFIX_CACHE_BYTES))
             _MODELS[key] = (llm, threading.Lock())
-        return _MODELS[key]
+        llm, lock = _MODELS[key]
+        # The model is shared: the last provider built says whether it keeps a RAM cache.
+        with lock:
+            if prefix_cache == "ram" and llm.cache is None:
+                llm.set_cache(importlib.import_module("llama_cpp").LlamaRAMCache(capacity_bytes=PREFIX_CACHE_BYTES))
+            elif prefix_cache != "ram":
+                llm.set_cache(None)
+        return llm, lock
 
 
 @atexit.register
@@ -102,6 +120,7 @@ def _close_models() -> None:
 
 class LocalLLMProvider(ChatProvider):
     name = "local"
+    prefix_cache: PrefixCache = "ram"
 
     def __init__(
         self,
@@ -113,12 +132,14 @@ class LocalLLMProvider(ChatProvider):
         max_tokens: int = 768,
         draft_tokens: int = 0,
         prompt_version: int = PROMPT_VERSION,
+        prefix_cache: PrefixCache = "ram",
     ) -> None:
         super().__init__(prompt_version=prompt_version)
         self.model_name = str(model)
         self.model_path = resolve_model_path(self.model_name, data_dir)
         self.max_tokens = max_tokens
-        self._llm, self._lock = _load(self.model_path, n_ctx, n_threads, draft_tokens)
+        self.prefix_cache = prefix_cache
+        self._llm, self._lock = _load(self.model_path, n_ctx, n_threads, draft_tokens, prefix_cache)
 
     @classmethod
     def from_config(cls, cfg: LocalLLMConfig, ctx: BuildContext) -> LocalLLMProvider:
@@ -129,6 +150,7 @@ class LocalLLMProvider(ChatProvider):
             n_threads=cfg.n_threads,
             max_tokens=cfg.max_tokens,
             draft_tokens=cfg.draft_tokens,
+            prefix_cache=cfg.prefix_cache,
         )
 
     def render_payload(self, payload: BaseModel) -> str:
@@ -137,18 +159,24 @@ class LocalLLMProvider(ChatProvider):
     def chat(self, messages: list[dict[str, str]], json_schema: dict[str, Any], schema_name: str) -> ChatReply:
         try:
             with self._lock:
+                if self.prefix_cache == "off":
+                    self._llm.reset()  # forget the evaluated tokens: the whole prompt is computed
+                before = prompt_tokens_computed(self._llm)
                 out = self._llm.create_chat_completion(
                     messages=messages,
                     temperature=0.0,
                     max_tokens=self.max_tokens,
                     response_format={"type": "json_object", "schema": grammar_schema(json_schema)},
                 )
+                evaluated = prompt_tokens_computed(self._llm) - before
         except ValueError as exc:
             # llama-cpp-python raises ValueError when the prompt does not fit the context.
             raise LLMError("local model failed", f"{type(exc).__name__}: {str(exc)[:200]}") from exc
         except RuntimeError as exc:
             raise LLMError("local model failed", f"{type(exc).__name__}: {str(exc)[:200]}") from exc
-        return reply_from_completion(out)
+        reply = reply_from_completion(out)
+        reply.prompt_tokens_evaluated = max(0, evaluated)
+        return reply
 
     def drop_prefix_cache(self) -> None:
         """Keep no evaluated prompt states in RAM (up to PREFIX_CACHE_BYTES, plus their logits,
@@ -186,6 +214,17 @@ class LocalLLMProvider(ChatProvider):
         self.usage.prompt_tokens += reply.prompt_tokens
         self.usage.completion_tokens += reply.completion_tokens
         return reply
+
+
+def prompt_tokens_computed(llm: Any) -> int:
+    """Prompt tokens llama.cpp has computed in `llm`'s context so far (its performance counters:
+    batches of more than one token; a prompt suffix of one token counts as generation). 0 when
+    the counters are not available."""
+    try:
+        llama_cpp = importlib.import_module("llama_cpp")
+        return int(llama_cpp.llama_perf_context(llm._ctx.ctx).n_p_eval)
+    except (AttributeError, ImportError, TypeError, ValueError):
+        return 0
 
 
 def reply_from_completion(out: Any) -> ChatReply:

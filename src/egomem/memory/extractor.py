@@ -14,9 +14,12 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass, field
+from typing import Literal
 
-from egomem.llm.base import LLMError, LLMProvider
+from egomem.llm.base import ChatProvider, LLMError, LLMProvider
 from egomem.memory.about_person import Checked, check_items
+from egomem.memory.compact import CompactExtraction, compact_session, expand
+from egomem.memory.gate import worth_a_model
 from egomem.memory.items import ExtractedItem, Extraction, SessionText
 from egomem.memory.names import COMMON
 from egomem.memory.statements import is_question
@@ -35,30 +38,67 @@ class ExtractResult:
     items: list[ExtractedItem]
     dropped: list[tuple[ExtractedItem, str]] = field(default_factory=list)  # (item, why)
     checked: list[Checked] = field(default_factory=list)  # rewritten or dropped: about the assistant, wishes
+    gated: bool = False  # the model was not asked: nothing personal in the session (memory/gate.py)
 
 
 class MemoryExtractor:
     """`supplement` (the rules, beside a language model) adds what the model missed: the
     rules are written to be sound, the 1.5B model misses changes ("we moved to Paris")
-    and goals; each item of either still passes the same provenance checks below."""
+    and goals; each item of either still passes the same provenance checks below.
 
-    def __init__(self, provider: LLMProvider, supplement: LLMProvider | None = None) -> None:
+    `schema`: what a chat model is asked to write, "full" (memory/items.py) or "short"
+    (memory/compact.py: short keys, sources by line number); the rules write items directly.
+    `gate`: with a supplement, a session with nothing personal in it (memory/gate.py) is left to
+    the supplement alone, without the model."""
+
+    def __init__(
+        self,
+        provider: LLMProvider,
+        supplement: LLMProvider | None = None,
+        *,
+        schema: Literal["full", "short"] = "full",
+        gate: bool = False,
+    ) -> None:
         self.provider = provider
         self.supplement = supplement
+        self.schema = schema
+        self.gate = gate
+
+    def _model_items(self, session: SessionText) -> list[ExtractedItem]:
+        if self.schema == "short" and isinstance(self.provider, ChatProvider):
+            payload, said = compact_session(session)
+            items, bad = expand(self.provider.run("extract_short", payload, CompactExtraction), said)
+            for c in bad:
+                log.info("session %s: %r dropped: line %d is not the user's", session.episode_id, c.t, c.s)
+            return items
+        return list(self.provider.run("extract", session, Extraction).items)
+
+    def _supplement_items(self, session: SessionText) -> list[ExtractedItem] | None:
+        if self.supplement is None:
+            return None
+        try:
+            return list(self.supplement.run("extract", session, Extraction).items)
+        except LLMError as exc:  # the model's items stand on their own
+            log.warning("session %s: supplementary extraction failed: %s", session.episode_id, exc)
+            return None
 
     def extract(self, session: SessionText) -> ExtractResult:
         """Raises LLMError when the backend fails; an empty session gives no items."""
         turns = session.user_turns()
         if not turns:
             return ExtractResult(items=[])
-        items, checked = check_items(list(self.provider.run("extract", session, Extraction).items), session)
-        if self.supplement is not None:
-            try:
-                extra, checked_extra = check_items(self.supplement.run("extract", session, Extraction).items, session)
+        supplement = self._supplement_items(session)
+        gated = self.gate and supplement is not None and not worth_a_model(session, supplement)
+        if gated:
+            assert supplement is not None
+            items, checked = check_items(supplement, session)
+            log.info("session %s: nothing personal, the model was not asked", session.episode_id)
+        else:
+            items, checked = check_items(self._model_items(session), session)
+            if supplement is not None:
+                extra, checked_extra = check_items(supplement, session)
                 items += _not_covered(extra, items)
                 checked += checked_extra
-            except LLMError as exc:  # the model's items stand on their own
-                log.warning("session %s: supplementary extraction failed: %s", session.episode_id, exc)
         for c in checked:
             log.info(
                 "session %s: %r %s: %s",
@@ -82,7 +122,7 @@ class MemoryExtractor:
                 dropped.append((it, why))
             else:
                 kept.append(it)
-        return ExtractResult(items=kept, dropped=dropped, checked=checked)
+        return ExtractResult(items=kept, dropped=dropped, checked=checked, gated=gated)
 
 
 def _not_covered(extra: list[ExtractedItem], items: list[ExtractedItem]) -> list[ExtractedItem]:

@@ -84,7 +84,9 @@ class MemoryManager:
         `failed:<reason>` for `retry`."""
         self.store = store
         self.config = config or MemoryConfig()
-        self.extractor = MemoryExtractor(provider, supplement=fallback)
+        self.extractor = MemoryExtractor(
+            provider, supplement=fallback, schema=self.config.extract_schema, gate=self.config.extract_gate
+        )
         # The update agent may be another backend than the extractor (config memory.update_agent).
         self.updater = MemoryUpdater(store, update_provider or provider, encoder, self.config)
         self._fallback = (

@@ -16,15 +16,18 @@ the transcript figure is the clean one.
 from __future__ import annotations
 
 import time
+from functools import partial
 from pathlib import Path
 
 from egomem.bench.convo.media import RenderedDay, Visit
 from egomem.bench.convo.score import Observation, current_facts
 from egomem.config import Config
 from egomem.identity.types import Identification, IdentityStatus
+from egomem.llm.base import LLMProvider
 from egomem.memory.items import SessionText, Turn
 from egomem.runtime.agent import EgoMem
 from egomem.runtime.build import Models, Services, build_agent
+from egomem.runtime.memory_rounds import SessionHandled
 from egomem.runtime.timeline import Timeline
 from egomem.store.base import MemoryStore
 from egomem.stream.sources import read_recording, replay
@@ -39,15 +42,18 @@ def _snapshot(store: MemoryStore, obs: Observation) -> None:
 
 
 # -- transcript ---------------------------------------------------------------------------
-def run_transcript(sc: Scenario, store: MemoryStore, cfg: Config, models: Models) -> Observation:
+def run_transcript(
+    sc: Scenario, store: MemoryStore, cfg: Config, models: Models, llm: LLMProvider | None = None
+) -> Observation:
+    """`llm`: a language model already built (its usage is then the caller's to read); None: from `cfg`."""
     obs = Observation(person_users={p: set() for p in sc.names})
-    services = Services(cfg, store, models)
+    services = Services(cfg, store, models, llm=llm)
     for day in (1, 2):
         if day == 2:
             _snapshot(store, obs)
         timeline = Timeline()
         agent = build_agent(services, timeline)
-        agent.on_session_handled(lambda done: obs.cpu_s.append(done.cpu_s))
+        agent.on_session_handled(partial(_timed, obs))
         origin = time.time() - (2 - day) * DAY_S
         for i, s in enumerate(x for x in sc.sessions if x.day == day):
             _transcript_session(sc, s, agent, timeline, obs, origin + i * 600.0)
@@ -80,6 +86,11 @@ def _transcript_session(
     outcome = agent.remember(session, ident)
     if outcome.user_id:
         obs.person_users[s.person].add(outcome.user_id)
+
+
+def _timed(obs: Observation, done: SessionHandled) -> None:
+    obs.cpu_s.append(done.cpu_s)
+    obs.wall_s.append(done.wall_s)
 
 
 # -- audio --------------------------------------------------------------------------------

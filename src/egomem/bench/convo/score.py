@@ -78,6 +78,7 @@ class Observation:
     greetings: dict[str, list[str]] = field(default_factory=dict)  # speaker -> assistant lines of the day-2 visit
     answers: dict[str, str] = field(default_factory=dict)  # asker -> the answer to their Level-2 question
     cpu_s: list[float] = field(default_factory=list)  # per processed session
+    wall_s: list[float] = field(default_factory=list)  # per processed session (transcript variant)
 
 
 @dataclass
