@@ -20,7 +20,10 @@ Options (`--set key=value`):
   `llm.model=/path/to/qwen2.5-coder-0.5b.gguf`); the default row is always run first.
   Default: DEFAULT_ROWS.
 - scenarios=N (default 3; --quick: 1), split=dev|test (default dev), first=K (the first
-  scenario seed, default 0).
+  scenario seed, default 0); baseline=false leaves the default row out (a partial re-run).
+- gate_scenarios=M (default 10): the gate census, without a model: on M scenarios of the split,
+  how many sessions `memory.extract_gate` would leave to the rules, and how many of the user's
+  statements of a personal kind (the scenario's own labels) those sessions held: what it can lose.
 """
 
 from __future__ import annotations
@@ -38,6 +41,9 @@ from egomem.bench.convo.score import Tally, metrics, score
 from egomem.config import Config, load_config
 from egomem.errors import EgomemError, InputError
 from egomem.llm.base import LLMProvider
+from egomem.memory.gate import worth_a_model
+from egomem.memory.items import Extraction, SessionText, Turn
+from egomem.memory.rules_provider import RulesProvider
 from egomem.providers import create
 from egomem.runtime.build import Models
 from egomem.store.sqlite import SQLiteStore
@@ -55,9 +61,10 @@ DEFAULT_ROWS = (
 QUALITY = ("fact_recall", "fact_precision", "relation_recall", "updates_applied", "false_memories_per_session")
 
 
-def parse_rows(raw: str | None) -> list[dict[str, str]]:
-    """'a.b=1,c.d=x;e.f=2' -> [{'a.b': '1', 'c.d': 'x'}, {'e.f': '2'}], the default row ({}) first."""
-    rows: list[dict[str, str]] = [{}]
+def parse_rows(raw: str | None, baseline: bool = True) -> list[dict[str, str]]:
+    """'a.b=1,c.d=x;e.f=2' -> [{'a.b': '1', 'c.d': 'x'}, {'e.f': '2'}], the default row ({}) first
+    (unless `baseline` is False)."""
+    rows: list[dict[str, str]] = [{}] if baseline else []
     for part in raw.split(";") if raw is not None else list(DEFAULT_ROWS):
         if not part.strip():
             continue
@@ -169,7 +176,9 @@ def run(options: BenchOptions) -> BenchResult:
     if split not in ("dev", "test"):
         raise InputError(f"split must be dev or test; got {split!r}")
     first = int(options.extra.get("first", 0))
-    rows = parse_rows(options.extra.get("rows"))
+    baseline = options.extra.get("baseline", "true").lower() not in ("false", "0", "no")
+    rows = parse_rows(options.extra.get("rows"), baseline)
+    census = gate_census(split, list(range(int(options.extra.get("gate_scenarios", 10)))))
     seeds = list(range(first, first + n))
     load_start = os.getloadavg()
     t0 = time.perf_counter()
@@ -192,6 +201,7 @@ def run(options: BenchOptions) -> BenchResult:
         "load_avg_start": list(load_start),
         "load_avg_end": list(load_end),
         "cpu_count": os.cpu_count(),
+        "gate_census": census,
         "wall_s": time.perf_counter() - t0,
     }
     notes = [
@@ -201,7 +211,28 @@ def run(options: BenchOptions) -> BenchResult:
         f"load average (1/5/15 min) at start {_load(load_start)}, at end {_load(load_end)}; {os.cpu_count()} CPUs",
     ]
     header = ["row", *_COLUMNS, "model"]
-    return BenchResult("xcost", out, [("extraction cost per session", header, table)], notes)
+    gate_table = [[split, census["scenarios"], census["sessions"], census["gated"], census["personal_in_gated"]]]
+    gate_header = ["split", "scenarios", "sessions", "gated (no model)", "personal statements in gated sessions"]
+    tables = [("extraction cost per session", header, table), ("gate census (no model)", gate_header, gate_table)]
+    return BenchResult("xcost", out, tables, notes)
+
+
+# Utterance kinds of the scenarios that state nothing about the speaker (egomem_eval/convo/templates.py).
+NOT_PERSONAL = frozenset({"smalltalk", "joke", "question", "question_person", "greet_again"})
+
+
+def gate_census(split: str, seeds: list[int]) -> dict[str, Any]:
+    """What `memory.extract_gate` would do on the split's sessions (gold user turns), without a model."""
+    rules = RulesProvider()
+    sessions = gated = personal = 0
+    for seed in seeds:
+        for s in generate(split, seed).sessions:
+            text = SessionText.dated(0.0, 60.0, [Turn(speaker="user", text=u.text) for u in s.turns])
+            sessions += 1
+            if not worth_a_model(text, rules.run("extract", text, Extraction).items):
+                gated += 1
+                personal += sum(u.kind not in NOT_PERSONAL and not u.kind.startswith("ask_") for u in s.turns)
+    return {"scenarios": len(seeds), "sessions": sessions, "gated": gated, "personal_in_gated": personal}
 
 
 def _load(avg: tuple[float, float, float]) -> str:
