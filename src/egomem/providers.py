@@ -108,7 +108,10 @@ class LocalLLMConfig(ProviderConfig):
     draft_tokens: int = Field(default=0, ge=0, le=64)
     # Reuse of an evaluated prompt prefix across calls (llm/local.py): "context" (the prefix
     # shared with the previous call), "ram" (also a RAM cache of earlier calls' states), "off".
-    prefix_cache: Literal["context", "ram", "off"] = "ram"
+    # "context": extraction follows extraction (update agent: the rules), so the system prompt is
+    # reused all the same (13 of 900 prompt tokens evaluated), without "ram"'s copy of the whole
+    # state after each call (0.2 CPU-s, +0.5 GB RSS). docs/benchmarks/xcost.md.
+    prefix_cache: Literal["context", "ram", "off"] = "context"
     # When the model or llama-cpp-python is missing, use the rules (with a one-line notice)
     # instead of failing. A model answer that fails validation falls back to the rules for
     # that session (not retried: at temperature 0 a retry gives the same answer).

@@ -19,6 +19,7 @@ def test_rows_start_with_the_default_and_keep_their_order() -> None:
         "memory.extract_schema=short,memory.extract_gate=true",
     ]
     assert len(parse_rows(None)) == 1 + len(DEFAULT_ROWS) and "xcost" in available()
+    assert parse_rows("llm.prefix_cache=off", baseline=False) == [{"llm.prefix_cache": "off"}]
 
 
 def test_a_row_is_the_products_configuration_with_its_settings() -> None:

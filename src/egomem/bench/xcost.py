@@ -53,7 +53,6 @@ from egomem_eval.convo.scenario import generate
 DEFAULT_ROWS = (
     "llm.prefix_cache=off",
     "llm.prefix_cache=ram",
-    "llm.prefix_cache=context",
     "memory.extract_schema=short",
     "memory.extract_gate=true",
     "memory.update_agent=llm",

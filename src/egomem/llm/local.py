@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from egomem.providers import BuildContext, LocalLLMConfig
 
 PROMPT_VERSION = 2
+# The prefix reuse of the default is "context" (see the module docstring and docs/benchmarks/xcost.md).
 PrefixCache = Literal["context", "ram", "off"]
 # A cached prefix keeps its KV (~20 MB for a 1,000-token prompt) and up to n_batch rows of
 # logits (512 x 151,936 floats = 311 MB): 512 MB holds the last prompt, whose system part
@@ -70,7 +71,7 @@ def resolve_model_path(model: str, data_dir: Path | None = None) -> Path:
 
 
 def _load(
-    path: Path, n_ctx: int, n_threads: int, draft_tokens: int, prefix_cache: PrefixCache = "ram"
+    path: Path, n_ctx: int, n_threads: int, draft_tokens: int, prefix_cache: PrefixCache = "context"
 ) -> tuple[Any, threading.Lock]:
     key = (str(path.resolve()), n_ctx, n_threads, draft_tokens)
     with _MODELS_LOCK:
@@ -120,7 +121,7 @@ def _close_models() -> None:
 
 class LocalLLMProvider(ChatProvider):
     name = "local"
-    prefix_cache: PrefixCache = "ram"
+    prefix_cache: PrefixCache = "context"
 
     def __init__(
         self,
@@ -132,7 +133,7 @@ class LocalLLMProvider(ChatProvider):
         max_tokens: int = 768,
         draft_tokens: int = 0,
         prompt_version: int = PROMPT_VERSION,
-        prefix_cache: PrefixCache = "ram",
+        prefix_cache: PrefixCache = "context",
     ) -> None:
         super().__init__(prompt_version=prompt_version)
         self.model_name = str(model)
