@@ -252,7 +252,6 @@ class ConsentGate:
         face threshold, or a voice as close as two polls the identifier takes to be one voice. With
         `settled`, an unsure person settled in this visit too (they keep who they were settled as while
         identity stays unsure; a NEW decision does not follow a settlement it contradicts)."""
-        threshold = self.identifier.config.face.threshold
         for visitor in self._visitors.values():
             if visitor.candidate is not None:
                 # An unsure person is matched strictly (a loose match would give one person's held
@@ -260,22 +259,28 @@ class ConsentGate:
                 if (settled or self.is_unsure(visitor.id)) and self._same(visitor, face, voice):
                     return visitor
                 continue
-            if face is not None and any(_l2(face.vector, f.vector) < threshold for f in visitor.faces):
-                return visitor
-            if voice is not None and any(_cos(voice.vector, v.vector) > AGGREGATE_MIN_COS for v in visitor.voices):
+            if self._face_near(visitor, face) or self._voice_near(visitor, voice):
                 return visitor
         return None
 
     def _same(self, visitor: _Visitor, face: FaceObservation | None, voice: VoiceObservation | None) -> bool:
-        """Stricter than `_match`: every modality observed in both matches the visitor's (a face within
-        the face threshold, a voice as close as two polls of one voice), and at least one does."""
+        """Stricter than `_match`: every modality observed in both matches the visitor's, and at least one does."""
         checks = []
         if face is not None and visitor.faces:
-            threshold = self.identifier.config.face.threshold
-            checks.append(any(_l2(face.vector, f.vector) < threshold for f in visitor.faces))
+            checks.append(self._face_near(visitor, face))
         if voice is not None and visitor.voices:
-            checks.append(any(_cos(voice.vector, v.vector) > AGGREGATE_MIN_COS for v in visitor.voices))
+            checks.append(self._voice_near(visitor, voice))
         return bool(checks) and all(checks)
+
+    def _face_near(self, visitor: _Visitor, face: FaceObservation | None) -> bool:
+        """Within the face threshold of one of the visitor's faces (as an enrolled person's face is matched)."""
+        threshold = self.identifier.config.face.threshold
+        return face is not None and any(_l2(face.vector, f.vector) < threshold for f in visitor.faces)
+
+    @staticmethod
+    def _voice_near(visitor: _Visitor, voice: VoiceObservation | None) -> bool:
+        """As close to one of the visitor's voices as two polls the identifier takes to be one voice."""
+        return voice is not None and any(_cos(voice.vector, v.vector) > AGGREGATE_MIN_COS for v in visitor.voices)
 
     @staticmethod
     def _remember(visitor: _Visitor, face: FaceObservation | None, voice: VoiceObservation | None) -> None:

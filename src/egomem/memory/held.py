@@ -29,7 +29,7 @@ def drop(store: MemoryStore, episode_id: str, why: str) -> bool:
 
 def drop_stale(store: MemoryStore, *, now: float, older_than_s: float, dry_run: bool = False) -> list[str]:
     """Held sessions that ended more than `older_than_s` before `now`: dropped (listed only with `dry_run`)."""
-    stale = [e.id for e in store.list_episodes() if e.status == HELD and now - e.end > older_than_s]
+    stale = [e.id for e in store.list_episodes(status=HELD) if now - e.end > older_than_s]
     if dry_run:
         return stale
     return [eid for eid in stale if drop(store, eid, f"identity never settled within {older_than_s:.0f} s")]

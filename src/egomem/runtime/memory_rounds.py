@@ -356,12 +356,17 @@ class MemoryRounds:
         if outcome.user_id and outcome.user_id == self.retrieval.current_user():
             self.retrieval.refresh_level1()
 
-    def hand_over(self, session: SessionText, identification: Identification | None) -> SessionOutcome:
+    def hand_over(
+        self, session: SessionText, identification: Identification | None, *, via_queue: bool = True
+    ) -> SessionOutcome:
         """A finished session to memory, waiting for it to be written: the one place sessions leave the
-        runtime when the caller waits (lockstep rounds, `EgoMem.remember`); a live round enqueues instead
-        (`_process_session`). Observers (`observe`) are told each session once written, timed."""
+        runtime when the caller waits (lockstep rounds, `EgoMem.remember`, released held sessions); a
+        live round enqueues instead (`_process_session`). `via_queue=False` writes through the manager
+        directly (a held session: its job is already done). Observers (`observe`) are told each session
+        once written, timed."""
         t0, c0 = time.perf_counter(), time.process_time()
-        outcome = (self.jobs or self.manager).process(session, identification)
+        writer = (self.jobs or self.manager) if via_queue else self.manager
+        outcome = writer.process(session, identification)
         wall_s = time.perf_counter() - t0
         self._tell(SessionHandled(session, outcome, wall_s, time.process_time() - c0, queued_s=wall_s))
         return outcome
@@ -380,11 +385,7 @@ class MemoryRounds:
             except EgomemError as exc:  # deleted meanwhile ("forget me"): nothing to release
                 self.timeline.add(now_s, "warning", text=f"held session {episode} gone: {exc}")
                 continue
-            ident = _known(user)
-            t0, c0 = time.perf_counter(), time.process_time()
-            outcome = self.manager.process(session, ident)
-            wall_s = time.perf_counter() - t0
-            self._tell(SessionHandled(session, outcome, wall_s, time.process_time() - c0, queued_s=wall_s))
+            outcome = self.hand_over(session, _known(user), via_queue=False)
             self._written(now_s, user, outcome)
         for episode, why in due.drop:
             try:

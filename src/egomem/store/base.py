@@ -421,8 +421,8 @@ class MemoryStore:
     def update_episode(self, episode: Episode, *, cause: str = "") -> Episode:
         return self.episodes.update(episode, cause=cause)
 
-    def list_episodes(self, user_id: str | None = None) -> list[Episode]:
-        return self.episodes.all(user_id)
+    def list_episodes(self, user_id: str | None = None, *, status: str | None = None) -> list[Episode]:
+        return self.episodes.all(user_id, status=status)
 
     # -- history ---------------------------------------------------------------------
     def history(self, user_id: str | None = None, limit: int | None = None) -> list[HistoryEntry]:

@@ -85,8 +85,10 @@ class EpisodeOps:
                 self.log.write(Op.UPDATE, "episode", episode.id, user_id, None, {"status": episode.status}, cause)
         return self.get(episode.id)
 
-    def all(self, user_id: str | None = None) -> list[Episode]:
+    def all(self, user_id: str | None = None, *, status: str | None = None) -> list[Episode]:
         query = sa.select(episodes)
+        if status is not None:
+            query = query.where(episodes.c.status == status)
         if user_id is not None:
             took_part = sa.select(episode_participants.c.episode_id).where(episode_participants.c.user_id == user_id)
             query = query.where(episodes.c.id.in_(took_part))
