@@ -18,6 +18,7 @@ from egomem.bench._real_score import (
     assign_people,
     der,
     dropped_turns,
+    held_dropped_turns,
     identity_across,
     merge_turns,
     repeated_phrase,
@@ -117,6 +118,18 @@ def test_a_turn_transcribed_but_in_no_session_is_dropped() -> None:
     assert len(dropped_turns(ref, [])) == 2  # nothing transcribed at all
     # A short "mm" is not a droppable turn.
     assert dropped_turns([RefTurn(0.0, 0.3, "x")], []) == []
+
+
+def test_a_turn_of_a_held_then_dropped_session_is_counted_apart() -> None:
+    ref = merge_turns(REF)
+    held = HypTurn(10.5, 19.5, "i'm sheila", None, False, held_dropped=True)
+    hyp = [HypTurn(0.5, 9.5, "this is diane", "u1", True), held]
+    dropped = dropped_turns(ref, hyp)
+    assert [t.speaker for t in dropped] == ["sheila"]  # still a dropped turn
+    assert [t.speaker for t in held_dropped_turns(dropped, hyp)] == ["sheila"]
+    # A turn dropped for another cause is not counted as held.
+    plain = [hyp[0], HypTurn(10.5, 19.5, "i'm sheila", None, False)]
+    assert held_dropped_turns(dropped_turns(ref, plain), plain) == []
 
 
 def test_merge_turns_joins_one_speakers_close_segments_only() -> None:

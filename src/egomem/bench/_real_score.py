@@ -54,6 +54,9 @@ class HypTurn:
     # Kept out of memory on purpose (an unknown voice beside the user); still no transcript in a
     # session, so still a dropped turn, but counted apart so the two causes can be told apart.
     unknown_voice: bool = False
+    # In a session held because identity was unsure of the speaker and dropped when it never settled
+    # (memory/held.py): lost on purpose rather than put on someone else; counted apart for the same reason.
+    held_dropped: bool = False
 
 
 @dataclass(frozen=True)
@@ -218,6 +221,12 @@ def score_facts(
             false_facts.append(f"{m.text} (on {owner or 'no one'})")
     missed = [f"{f.person}: {f.text}" for i, f in enumerate(facts) if i not in found]
     return FactScore(len(facts), len(remembered), len(found), correct, wrong_person, false_facts, missed)
+
+
+def held_dropped_turns(dropped: Sequence[RefTurn], hyp: Sequence[HypTurn]) -> list[RefTurn]:
+    """The dropped reference turns that a turn of a held-then-dropped session overlaps."""
+    held = [h for h in hyp if h.held_dropped]
+    return [r for r in dropped if any(_overlap(h.start, h.end, r.start, r.end) > 0 for h in held)]
 
 
 def dropped_turns(ref: Sequence[RefTurn], hyp: Sequence[HypTurn], min_s: float = MIN_TURN_S) -> list[RefTurn]:

@@ -47,6 +47,7 @@ from egomem.bench._real_score import (
     assign_people,
     der,
     dropped_turns,
+    held_dropped_turns,
     identity_across,
     merge_turns,
     repeated_phrase,
@@ -57,6 +58,7 @@ from egomem.config import Config, load_config
 from egomem.errors import InputError
 from egomem.media import load_audio
 from egomem.memory.assistant_subject import about_assistant
+from egomem.memory.held import DROPPED
 from egomem.perception.asr import normalise_text
 from egomem.runtime.agent import UNKNOWN_VOICE, RunResult
 from egomem.runtime.build import Models, Services, build_agent
@@ -102,7 +104,10 @@ def hyp_turns(
             out.append(HypTurn(s, e, text, ep.participants[0] if ep.participants else None, True))
         else:
             person = None if who == UNKNOWN_VOICE else who or heard_user.get((round(e, 2), text))
-            out.append(HypTurn(s, e, text, person, False, unknown_voice=who == UNKNOWN_VOICE))
+            held = any(
+                ep.status == DROPPED and ep.start - origin <= e + 1.0 and ep.end - origin >= s - 1.0 for ep in episodes
+            )
+            out.append(HypTurn(s, e, text, person, False, unknown_voice=who == UNKNOWN_VOICE, held_dropped=held))
     return out
 
 
@@ -183,6 +188,7 @@ def score_recording(
         "ref_turns": len([t for t in ref_turns if t.end - t.start >= 0.5]),
         "dropped_turns": len(dropped),
         "dropped": [[round(t.start, 2), round(t.end, 2), t.speaker] for t in dropped],
+        "dropped_held_turns": len(held_dropped_turns(dropped, turns)),
         "unknown_voice_turns": sum(t.unknown_voice for t in turns),
         "turns": [[round(t.start, 2), round(t.end, 2), t.person, t.kept, t.text] for t in turns],
         "sessions": len(result.sessions),
@@ -246,6 +252,7 @@ def pooled(per: dict[str, dict[str, Any]]) -> dict[str, Any]:
         else None,
         "assistant_memories": int(total("assistant_memories")),
         "dropped_turns": int(total("dropped_turns")),
+        "dropped_held_turns": int(total("dropped_held_turns")),
         "ref_turns": int(total("ref_turns")),
         "max_repeat": max(r["max_repeat"] for r in rs),
         "rtf": round(total("wall_s") / total("duration_s"), 3) if total("duration_s") else None,
@@ -330,14 +337,14 @@ def run(options: BenchOptions) -> BenchResult:
         )
     header = [
         "recording", "split", "s", "wer", "base_wer", "der", "people", "merges", "splits",
-        "facts R", "facts P", "assistant", "dropped", "max_rep", "rtf",
+        "facts R", "facts P", "assistant", "dropped (held)", "max_rep", "rtf",
     ]  # fmt: skip
     rows = [
         [
             k, r["split"], r["duration_s"], _fmt(r.get("wer")), _fmt(r.get("base_wer")), r["der"],
             f"{r['people_found']}/{r['people_true']}", r["merges"], r["splits"],
             _fmt(r["fact_recall"]), _fmt(r["fact_precision"]), r["assistant_memories"],
-            f"{r['dropped_turns']}/{r['ref_turns']}", r["max_repeat"], r["rtf"],
+            f"{r['dropped_turns']}/{r['ref_turns']} ({r['dropped_held_turns']})", r["max_repeat"], r["rtf"],
         ]
         for k, r in per.items()
     ]  # fmt: skip
@@ -346,7 +353,7 @@ def run(options: BenchOptions) -> BenchResult:
             name, p["recordings"], p["minutes"], _fmt(p["wer"]), _fmt(p["base_wer"]), _fmt(p["der"]),
             f"{p['people_found']}/{p['people_true']}", p["merges"], p["splits"],
             _fmt(p["fact_recall"]), _fmt(p["fact_precision"]), p["assistant_memories"],
-            f"{p['dropped_turns']}/{p['ref_turns']}", p["max_repeat"], p["rtf"],
+            f"{p['dropped_turns']}/{p['ref_turns']} ({p['dropped_held_turns']})", p["max_repeat"], p["rtf"],
         ]
         for name, p in (("all", metrics["pooled"]), *((s, m) for s, m in splits.items() if m))
     ]  # fmt: skip
