@@ -190,6 +190,15 @@ class MemoryConfig(_Section):
     # Skip the model for a session with nothing personal in it (memory/gate.py): the rules found
     # nothing and the user made no first-person statement.
     extract_gate: bool = False
+    # When a language-model extractor runs. "after": the rules write each session's memory at once
+    # (a job of its own, seconds), and the model's pass over the same session follows as a second
+    # job ("refine"), run by its own low-priority worker, whose items the update agent adds to what
+    # the rules wrote (a repeat is a NOOP). "inline": the model extracts before the session's only
+    # write. Why "after": on 2 cores the packaged 1.5B model takes 20-70 s per session (about 10
+    # tokens/s out, docs/benchmarks/xcost.md), about 2 sessions a minute in conversation: inline,
+    # memory fell 20 minutes behind a 10-minute stream (bench realtime). With "after", nothing is
+    # remembered later than the rules can write it, and the model catches up when the robot is idle.
+    model_pass: Literal["after", "inline"] = "after"
 
     # Cosine (MiniLM) at or above which a new item repeats an existing fact (NOOP), and at
     # which consolidation merges two current facts. Set conservatively on the hand-made pairs

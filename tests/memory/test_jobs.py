@@ -14,6 +14,7 @@ from pydantic import BaseModel
 from egomem.errors import StoreError
 from egomem.identity.types import Identification, IdentityStatus
 from egomem.llm.base import ChatProvider, ChatReply, LLMError, LLMProvider, T
+from egomem.memory.config import MemoryConfig
 from egomem.memory.items import SessionText, Turn
 from egomem.memory.job_worker import JobWorker, PerceptionLag
 from egomem.memory.jobs import HOST, MemoryJobs, RetryPolicy, decode, encode
@@ -74,7 +75,9 @@ class GarbageChatMock(ChatProvider):
 
 
 def _jobs(store: SQLiteStore, encoder: Any, llm: LLMProvider, clock: Clock, **policy: Any) -> MemoryJobs:
-    manager = MemoryManager(store, llm, encoder, fallback=RulesProvider())
+    """One job per session: the model extracts before the one write (memory.model_pass = "inline"); the
+    model's pass after the rules' write is tested in test_model_pass.py."""
+    manager = MemoryManager(store, llm, encoder, MemoryConfig(model_pass="inline"), fallback=RulesProvider())
     return MemoryJobs(store, manager, RetryPolicy(**policy), clock=clock)
 
 

@@ -210,6 +210,7 @@ class _LiveClock:
         self.done: list[float] = []
         self.level1: list[tuple[float, str | None]] = []
         self.written: list[tuple[float, float]] = []  # (wall when written, stream time of the session's end)
+        self.refined: list[tuple[float, float]] = []  # the same for the model's passes after the rules' writes
 
     def now(self) -> float:
         return time.perf_counter() - self.t0
@@ -224,9 +225,10 @@ class _LiveClock:
         due = (np.arange(len(self.done)) + 1) * STEP_S
         return np.maximum(0.0, np.asarray(self.done) - due)
 
-    def memory_lag(self) -> list[float]:
-        """Per written session: the wall time from its end reaching the agent to its memory written."""
-        return [w - self.fed_at(end) for w, end in self.written]
+    def memory_lag(self, *, refined: bool = False) -> list[float]:
+        """Per written session: the wall time from its end reaching the agent to its memory written (the
+        first write; `refined`: the model's pass that followed it)."""
+        return [w - self.fed_at(end) for w, end in (self.refined if refined else self.written)]
 
 
 def _pct(xs: Any, q: float) -> float | None:
@@ -269,7 +271,11 @@ def run_seed(
                 else None
             )
         )
-        agent.on_session_handled(lambda done: clock.written.append((clock.now(), done.session.end - origin)))
+        agent.on_session_handled(
+            lambda done: (clock.refined if done.refined else clock.written).append(
+                (clock.now(), done.session.end - origin)
+            )
+        )
         busy = _Busy()
         with busy.active():
             _instrument(busy, models, agent)
@@ -304,6 +310,7 @@ def run_seed(
     # Lags against the wall clock mean something only at real-time pace (a lockstep replay runs ahead).
     lag = clock.perception_lag() if live else np.zeros(0)
     memory_lag = clock.memory_lag() if live else []
+    refine_lag = clock.memory_lag(refined=True) if live else []
     drain = result.memory_drain
     out.update(
         pace=pace,
@@ -334,6 +341,11 @@ def run_seed(
         perception_lag_s_p95=_pct(lag, 95),
         memory_lag_s_p50=_pct(memory_lag, 50),
         memory_lag_s_p95=_pct(memory_lag, 95),
+        # memory.model_pass = "after": the model's pass over each session the rules wrote first.
+        sessions_refined=len(clock.refined),
+        refine_lag_s_p50=_pct(refine_lag, 50),
+        refine_lag_s_p95=_pct(refine_lag, 95),
+        refine_backlog_end_of_stream=None if queue_end is None else queue_end.refine_backlog,
         # As the product reports it (`egomem status`: done_at - session_end, wall clock).
         queue_lag_s_p50=None if queue is None else queue.lag_p50_s,
         queue_lag_s_p95=None if queue is None else queue.lag_p95_s,
@@ -352,6 +364,8 @@ def run_seed(
 
 
 POOLED_MEANS = (
+    "sessions_refined",
+    "refine_backlog_end_of_stream",
     "cpu_s_per_stream_s",
     "rtf_stream",
     "rtf_perception_dialog",
@@ -361,13 +375,16 @@ POOLED_MEANS = (
 )
 
 
+LAGS = ("perception_lag_s_max", "perception_lag_s_p95", "memory_lag_s_p50", "memory_lag_s_p95")
+
+
 def _pool_live(per_seed: dict[str, dict[str, Any]], pooled: dict[str, Any]) -> None:
     """The live figures over seeds: means of the per-seed ones, maxima of the lags, all drained or not."""
     runs = list(per_seed.values())
     for key in POOLED_MEANS:
         vals = [r[key] for r in runs if r.get(key) is not None]
         pooled[key] = float(np.mean(vals)) if vals else None
-    for key in ("perception_lag_s_max", "perception_lag_s_p95", "memory_lag_s_p50", "memory_lag_s_p95"):
+    for key in (*LAGS, "refine_lag_s_p50", "refine_lag_s_p95"):
         vals = [r[key] for r in runs if r.get(key) is not None]
         pooled[key] = max(vals) if vals else None  # the worst seed
     for key in ("drained", "drained_within_bound"):
@@ -435,7 +452,7 @@ def run(options: BenchOptions) -> BenchResult:
     keys += ["level1_correct_latency_s_p50", "level1_correct_latency_s_p95", "level1_missed_visits"]
     keys += ["visits", "sessions_found", "sessions_written"]
     keys += ["rtf_perception_dialog", "rtf_stream", "rtf_overall", "cpu_s_per_stream_s"]
-    keys += ["perception_lag_s_max", "perception_lag_s_p95", "memory_lag_s_p50", "memory_lag_s_p95"]
+    keys += [*LAGS, "sessions_refined", "refine_lag_s_p50", "refine_lag_s_p95", "refine_backlog_end_of_stream"]
     keys += ["memory_backlog_end_of_stream", "memory_backlog_after_drain", "drain_s", "drain_timeout_s"]
     keys += ["drained", "drained_within_bound"]
     keys += [f"rtf_by_process.{p}" for p in ("dialog", "retrieval", "memory", "ingest")]
@@ -452,7 +469,8 @@ def run(options: BenchOptions) -> BenchResult:
         "rtf_perception_dialog: busy seconds of ingest + dialog (VAD, ASR, responder, TTS) + retrieval (face, voice)"
         " per stream second; rtf_stream: the stream loop's wall / stream s (live: 1.0 = kept pace); rtf_overall:"
         " the whole run's wall, the end-of-stream drain included",
-        "memory lag: a session's end reaching the agent -> its memory written (wall s); backlog: memory jobs"
+        "memory lag: a session's end reaching the agent -> its memory written (wall s; the first write: the rules"
+        " with memory.model_pass = after); refine lag: the same to the model's pass; backlog: memory jobs"
         f" committed and not yet written; the drain starts no job after {drain_factor:g} x the stream's length"
         " (the job in hand finishes: drain_s may exceed the bound)",
         "cpu_s_per_stream_s: process CPU seconds while the stream ran, all threads",

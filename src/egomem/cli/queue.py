@@ -25,6 +25,8 @@ def render_status(stats: QueueStats) -> str:
         f"  oldest waiting session ended {_seconds(stats.oldest_pending_s)} ago",
         f"  lag (session end -> memory committed) over the last {stats.lag_window}:"
         f" p50 {_seconds(stats.lag_p50_s)}, p95 {_seconds(stats.lag_p95_s)}",
+        f"  the model's passes after the rules' writes: {stats.refine_backlog} waiting;"
+        f" lag p50 {_seconds(stats.refine_lag_p50_s)}, p95 {_seconds(stats.refine_lag_p95_s)}",
     ]
     return "\n".join(lines)
 

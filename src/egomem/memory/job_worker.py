@@ -23,6 +23,7 @@ from collections.abc import Callable
 
 from egomem.errors import StoreUnreachable
 from egomem.memory.jobs import JobResult, MemoryJobs
+from egomem.store.base import JobKind
 
 log = logging.getLogger(__name__)
 
@@ -61,8 +62,12 @@ class JobWorker:
         nice: int = 10,
         on_result: Callable[[JobResult], None] | None = None,
         max_yield_s: float = MAX_YIELD_S,
+        kind: JobKind | None = None,
     ) -> None:
+        """`kind`: only first writes or only the model's refining passes (an agent runs one worker of
+        each, so a session's memory never waits behind a model's pass); None: both, first writes first."""
         self.jobs = jobs
+        self.kind = kind
         self.behind = behind
         self.nice = nice
         self.max_yield_s = max_yield_s
@@ -78,9 +83,13 @@ class JobWorker:
 
     def start(self) -> JobWorker:
         self._stop.clear()
-        self._thread = threading.Thread(target=self._loop, name="egomem-memory-jobs", daemon=True)
+        name = "egomem-memory-refine" if self.kind == "refine" else "egomem-memory-jobs"
+        self._thread = threading.Thread(target=self._loop, name=name, daemon=True)
         self._thread.start()
-        self.jobs.worker = self
+        if self.kind == "refine":
+            self.jobs.refine_worker = self
+        else:
+            self.jobs.worker = self
         return self
 
     def stop(self, *, drain: bool = True, timeout_s: float | None = None) -> None:
@@ -96,6 +105,8 @@ class JobWorker:
             self._thread.join()
         if self.jobs.worker is self:
             self.jobs.worker = None
+        if self.jobs.refine_worker is self:
+            self.jobs.refine_worker = None
 
     def _loop(self) -> None:
         with contextlib.suppress(AttributeError, OSError):  # not Linux, or not allowed: normal priority
@@ -112,7 +123,7 @@ class JobWorker:
             yielding = 0.0
             self.jobs.submitted.clear()
             try:
-                result = self.jobs.run_next()
+                result = self.jobs.run_next(kind=self.kind)
             except StoreUnreachable as exc:  # the database is down or restarting: keep the thread, try again
                 log.warning("memory job worker: %s", exc)
                 self._stop.wait(IDLE_WAIT_S)

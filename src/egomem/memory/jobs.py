@@ -40,6 +40,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -50,9 +51,9 @@ from egomem.identity.types import Identification, IdentityStatus
 from egomem.llm.base import LLMError
 from egomem.memory.config import MemoryConfig
 from egomem.memory.items import SessionText
-from egomem.memory.manager import MemoryManager, SessionOutcome
+from egomem.memory.manager import MemoryManager, SessionOutcome, merged
 from egomem.perception.types import FaceObservation, VoiceObservation
-from egomem.store.base import MemoryJob, MemoryStore, QueueStats
+from egomem.store.base import REFINE_SUFFIX, JobKind, MemoryJob, MemoryStore, QueueStats
 
 log = logging.getLogger(__name__)
 
@@ -102,6 +103,7 @@ class JobResult:
     error: str = ""
     wall_s: float = 0.0  # seconds this attempt took (extract, update agent, write)
     cpu_s: float = 0.0  # process CPU seconds meanwhile (other threads' work included)
+    follow_up: str | None = None  # the model's refining job this write committed (memory.model_pass = "after")
 
 
 # -- payload -------------------------------------------------------------------------------
@@ -224,6 +226,7 @@ class MemoryJobs:
         self._outcomes: dict[str, SessionOutcome] = {}
         self._wanted: set[str] = set()  # keys whose outcome a caller of `run` waits for
         self.worker: Any = None  # a running JobWorker (memory/job_worker.py) runs what `run` submits
+        self.refine_worker: Any = None  # one for the model's refining jobs (memory.model_pass = "after")
         self.submitted = threading.Event()  # set on every submit: wakes an idle worker
         # Told every job this process settles (done or failed for good, not a retry), in the thread
         # that ran it: how a caller that did not wait learns its outcome (runtime/memory_queue.py).
@@ -260,8 +263,8 @@ class MemoryJobs:
         self.submitted.set()
         return key
 
-    def run_next(self, *, key: str | None = None) -> JobResult | None:
-        """Claim one due job (or job `key`) and run it; None when nothing is due."""
+    def run_next(self, *, key: str | None = None, kind: JobKind | None = None) -> JobResult | None:
+        """Claim one due job (or job `key`; of `kind` only) and run it; None when nothing is due."""
         worker = worker_id()
         taken: list[str] = []  # the claim a dead worker or an orphan held, when the job claimed is theirs
 
@@ -274,7 +277,9 @@ class MemoryJobs:
         with _RUNNING_LOCK:  # before the claim: no other thread may take what this one claims for an orphan
             _RUNNING.add(worker)
         try:
-            job = self.store.claim_job(worker, self.clock(), lease_s=self.policy.lease_s, key=key, stale=stale)
+            job = self.store.claim_job(
+                worker, self.clock(), lease_s=self.policy.lease_s, key=key, stale=stale, kind=kind
+            )
             if job is None:
                 return None
             if taken:  # its last attempt died with its worker or with the store's connection
@@ -309,15 +314,38 @@ class MemoryJobs:
             self.store.fail_job(job.key, worker, error=str(exc), now=self.clock())
             return JobResult(job, "failed", error=str(exc))
 
+        follow_up: list[str] = []
+
         def finish(outcome: SessionOutcome) -> None:  # inside the memory write's transaction
             status = self._episode_status(outcome)
             fallback = status.removeprefix("done:fallback(").removesuffix(")") if "fallback(" in status else ""
             self.store.finish_job(job.key, worker, outcome=status, fallback=fallback, now=self.clock())
-
-        try:
-            outcome = self.manager.process(
-                session, ident, fall_back=lambda exc: job.attempts >= self.policy.attempts_for(exc), commit_with=finish
+            if refining or self.manager.refiner is None or not outcome.ok or outcome.held or not outcome.user_id:
+                return
+            # The model's pass over what the rules just wrote, committed with it: a crash loses neither.
+            refine = job.key + REFINE_SUFFIX
+            known = Identification(status=IdentityStatus.KNOWN, user_id=outcome.user_id)
+            end, user = job.session_end, outcome.user_id
+            self.store.submit_job(
+                refine, job.episode_id, encode(session, known), session_end=end, now=self.clock(), user_id=user
             )
+            follow_up.append(refine)
+
+        refining = job.key.endswith(REFINE_SUFFIX)
+
+        def last(exc: LLMError) -> bool:  # this attempt is the last for such a failure
+            return job.attempts >= self.policy.attempts_for(exc)
+
+        refine_for = None if ident is None else ident.user_id
+        if refining and refine_for is None:
+            log.error("memory job %s: a refining job names no user", job.key)
+            self.store.fail_job(job.key, worker, error="a refining job names no user", now=self.clock())
+            return JobResult(job, "failed", error="a refining job names no user")
+        try:
+            if refining and refine_for is not None:
+                outcome = self.manager.refine(session, refine_for, fall_back=last, commit_with=finish)
+            else:
+                outcome = self.manager.process(session, ident, fall_back=last, commit_with=finish, then_refine=False)
         except LLMError as exc:  # not the last attempt: nothing written, try again later
             wait = self.policy.backoff(job.attempts)
             log.warning("memory job %s attempt %d: %s; retrying in %.0f s", job.key, job.attempts, exc, wait)
@@ -331,7 +359,8 @@ class MemoryJobs:
                 self._count("store_refusals")
             self._give_back(job, worker, str(exc))
             return JobResult(job, "retry", error=str(exc))
-        return JobResult(job, "done", outcome)
+        self.submitted.set()  # wakes an idle worker for the follow-up
+        return JobResult(job, "done", outcome, follow_up=follow_up[0] if follow_up else None)
 
     def _give_back(self, job: MemoryJob, worker: str, error: str) -> None:
         try:
@@ -354,21 +383,43 @@ class MemoryJobs:
             self._wanted.add(key)
         try:
             self.waiting_out(lambda: self.submit(session, identification), key=key)
-            if self.worker is None or not self.worker.alive:
-
-                def settled_here() -> bool:
-                    if self.store.job(key).status in ("done", "failed"):
-                        return True
-                    if self.run_next(key=key) is None:  # in a backoff (or held elsewhere): wait for it
-                        time.sleep(min(0.5, self.policy.backoff_s))
-                    return False
-
-                self.waiting_out(settled_here, until_true=True, key=key)
-            return self.wait(key)
+            return self._until_settled(key)
         finally:
             with self._settled:
                 self._wanted.discard(key)
                 self._outcomes.pop(key, None)
+
+    def _until_settled(self, key: str) -> SessionOutcome | None:
+        """Wait for stored job `key` to be settled: run by this process's worker thread for its kind if
+        one runs, else here. Its outcome (None when it failed or another process ran it)."""
+        worker = self.refine_worker if key.endswith(REFINE_SUFFIX) else self.worker
+        if worker is None or not worker.alive:
+
+            def settled_here() -> bool:
+                if self.store.job(key).status in ("done", "failed"):
+                    return True
+                if self.run_next(key=key) is None:  # in a backoff (or held elsewhere): wait for it
+                    time.sleep(min(0.5, self.policy.backoff_s))
+                return False
+
+            self.waiting_out(settled_here, until_true=True, key=key)
+        return self.wait(key)
+
+    def refined(self, first: SessionOutcome, key: str) -> SessionOutcome:
+        """`first` (a session's first write, job `key`) with the model's refining pass, once that is
+        settled too, when the write committed one: what a caller that waits for memory waits for."""
+        refine = key + REFINE_SUFFIX
+        with self._settled:
+            self._wanted.add(refine)
+        try:
+            if not self.waiting_out(lambda: self._stored(refine), key=refine):
+                return first
+            second = self._until_settled(refine) or self.waiting_out(lambda: self.settled_outcome(refine), key=refine)
+        finally:
+            with self._settled:
+                self._wanted.discard(refine)
+                self._outcomes.pop(refine, None)
+        return first if second is None else merged(first, second)
 
     def process(self, session: SessionText, identification: Identification | None = None) -> SessionOutcome:
         """`MemoryManager.process` through the queue (what the agent calls): the session is committed as
@@ -385,11 +436,10 @@ class MemoryJobs:
                 raise
             log.warning("memory job %s is stored; its outcome is not known yet (%s)", key, exc)
             return SessionOutcome(session.episode_id, True, notes=["queued: the store did not answer in time"])
-        if outcome is not None:
-            return outcome
-        settled = self.waiting_out(lambda: self.settled_outcome(key), key=key)
-        assert settled is not None  # `run` returns once the job is settled
-        return settled
+        if outcome is None:
+            outcome = self.waiting_out(lambda: self.settled_outcome(key), key=key)
+            assert outcome is not None  # `run` returns once the job is settled
+        return self.refined(outcome, key) if outcome.ok and self.manager.refiner is not None else outcome
 
     def settled_outcome(self, key: str) -> SessionOutcome | None:
         """The outcome of job `key` as its row tells it, once settled (done or failed; written by this
@@ -444,7 +494,10 @@ class MemoryJobs:
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         n = 0
         while True:
-            if (self.worker is None or not self.worker.alive) and self.waiting_out(self.run_next) is not None:
+            # Each kind of job not run by a worker thread of this process is run here, first writes first.
+            workers: tuple[tuple[JobKind, Any], ...] = (("write", self.worker), ("refine", self.refine_worker))
+            idle = [k for k, w in workers if w is None or not w.alive]
+            if any(self.waiting_out(partial(self.run_next, kind=k)) is not None for k in idle):
                 n += 1
                 continue
             stats = self.waiting_out(self.stats)

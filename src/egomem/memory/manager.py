@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 
 from egomem.encoders import DLIB_FACE, RESEMBLYZER_VOICE
@@ -84,13 +84,22 @@ class MemoryManager:
         `failed:<reason>` for `retry`."""
         self.store = store
         self.config = config or MemoryConfig()
-        self.extractor = MemoryExtractor(
+        # The model with the rules as its supplement: what memory holds of a session in the end.
+        self.combined = MemoryExtractor(
             provider, supplement=fallback, schema=self.config.extract_schema, gate=self.config.extract_gate
         )
+        # memory.model_pass = "after": the rules write the session (`process`) and the model's own items
+        # follow in a second pass (`refine`); "inline" (or no model): one extraction before the one write.
+        after = self.config.model_pass == "after" and fallback is not None and provider.name != fallback.name
+        self.refiner = MemoryExtractor(provider, schema=self.config.extract_schema) if after else None
         # The update agent may be another backend than the extractor (config memory.update_agent).
         self.updater = MemoryUpdater(store, update_provider or provider, encoder, self.config)
         self._fallback = (
             (MemoryExtractor(fallback), MemoryUpdater(store, fallback, encoder, self.config)) if fallback else None
+        )
+        # Who makes the first write: with a model pass after it, the rules alone (no model call at all).
+        self.extractor, self.first_updater = (
+            self._fallback if after and self._fallback is not None else (self.combined, self.updater)
         )
 
     def process(
@@ -101,10 +110,15 @@ class MemoryManager:
         keep_episode: bool = False,
         fall_back: Callable[[LLMError], bool] | None = None,
         commit_with: Callable[[SessionOutcome], None] | None = None,
+        then_refine: bool = True,
     ) -> SessionOutcome:
         """Memory from one session. With `keep_episode`, the episode `session.episode_id` is
         already stored with all its turns (a conversation of several people; NotFoundError if
         not): it is left as it is, and a session that cannot be processed changes nothing.
+
+        With memory.model_pass = "after", the rules write first and the model's pass (`refine`)
+        follows here, its outcome merged into the one returned; the queue passes `then_refine=False`
+        and runs that pass as a job of its own.
 
         For the memory-writing queue (memory/jobs.py): when `fall_back(error)` says no, a model
         that fails raises its LLMError and nothing is written (the job is retried later); the
@@ -129,7 +143,7 @@ class MemoryManager:
         session = self._truecased(session)
         status = "done"
         try:
-            extracted, user_id, plan = self._decide(self.extractor, self.updater, session, known, identification)
+            extracted, user_id, plan = self._decide(self.extractor, self.first_updater, session, known, identification)
         except LLMError as exc:
             if fall_back is not None and not fall_back(exc):
                 raise
@@ -145,7 +159,70 @@ class MemoryManager:
             name = next((it.text for it in extracted.items if it.kind == "name"), None)
             return commit(partial(self._held, session, identification, name))
         write = partial(self._write, session, identification, user_id, extracted, plan, status)
-        return commit(partial(write, keep_episode=keep_episode))
+        first = commit(partial(write, keep_episode=keep_episode))
+        if not then_refine or self.refiner is None or not first.ok or first.user_id is None:
+            return first
+        return merged(first, self.refine(session, first.user_id))
+
+    def refine(
+        self,
+        session: SessionText,
+        user_id: str,
+        *,
+        fall_back: Callable[[LLMError], bool] | None = None,
+        commit_with: Callable[[SessionOutcome], None] | None = None,
+    ) -> SessionOutcome:
+        """The model's pass over a session the rules already wrote for `user_id` (memory.model_pass =
+        "after"): its items go through the update agent against the memory as it is now, linked to the
+        same episode. What the rules wrote stands: the episode, its summary and the user's name (the
+        model may add a name only to a user who has none). Nothing is written when the episode is gone
+        or no longer this user's ("forget me", a merge or split meanwhile): the outcome says why. A model
+        that fails raises its LLMError unless `fall_back(error)` says this was the last attempt; then
+        nothing is written and the outcome records it (the rules' memory stands)."""
+
+        def commit(outcome: SessionOutcome, write: Callable[[], SessionOutcome] | None = None) -> SessionOutcome:
+            with self.store.transaction():
+                if write is not None:
+                    outcome = write()
+                if commit_with is not None:
+                    commit_with(outcome)
+                return outcome
+
+        episode_id = session.episode_id
+        if self.refiner is None:
+            return commit(SessionOutcome(episode_id, True, user_id, notes=["no model pass configured"]))
+        try:
+            episode = self.store.get_episode(episode_id)
+            user = self.store.get_user(user_id)
+        except NotFoundError as exc:
+            return commit(SessionOutcome(episode_id, True, None, notes=[f"model pass skipped: {exc}"]))
+        if user_id not in episode.participants or not episode.status.startswith("done"):
+            why = f"model pass skipped: the episode is {episode.status!r} with {episode.participants}"
+            return commit(SessionOutcome(episode_id, True, None, notes=[why]))
+        session = self._truecased(session)
+        try:
+            extracted = self.refiner.extract(session)
+        except LLMError as exc:
+            if fall_back is not None and not fall_back(exc):
+                raise
+            status, why = f"done:fallback({exc.reason})", f"model pass: {exc}"
+            failed = SessionOutcome(
+                episode_id, True, user_id, notes=[status, "model pass failed: the rules' memory stands"]
+            )
+
+            def record() -> SessionOutcome:  # the episode says why it holds only the rules' memory
+                self.store.update_episode(episode.model_copy(update={"status": status}), cause=why)
+                return failed
+
+            return commit(failed, record)
+        items = [
+            it for it in extracted.items if it.kind != "summary" and not (it.kind == "name" and user.name is not None)
+        ]
+        extracted = replace(extracted, items=items)
+        plan = self.updater.plan(user_id, user.name, items)
+        ident = Identification(status=IdentityStatus.KNOWN, user_id=user_id)
+        write = partial(self._write, session, ident, user_id, extracted, plan, "done", keep_episode=True)
+        return commit(SessionOutcome(episode_id, True, user_id), write)
 
     def adopt_name(self, user_id: str, name: str, *, cause: str) -> str:
         """A name the user said while the session is still open ("I'm Anna"), written now so the
@@ -160,7 +237,7 @@ class MemoryManager:
         Raises LLMError when neither backend answers."""
         session = self._truecased(session)
         try:
-            return self.extractor.extract(session), "done"
+            return self.combined.extract(session), "done"
         except LLMError as exc:
             if self._fallback is None:
                 raise
@@ -361,3 +438,14 @@ class MemoryManager:
         else:
             self.store.add_episode(episode, cause=cause)
         return SessionOutcome(session.episode_id, False, user_id, reason, notes=[detail] if detail else [])
+
+
+def merged(first: SessionOutcome, second: SessionOutcome) -> SessionOutcome:
+    """A session's first write with the model's pass that followed it, as one outcome."""
+    return replace(
+        first,
+        items=[*first.items, *second.items],
+        applied=Applied(ops=[*first.applied.ops, *second.applied.ops]),
+        notes=[*first.notes, *(f"model pass: {n}" for n in second.notes)],
+        checked=[*first.checked, *second.checked],
+    )

@@ -107,7 +107,9 @@ class FleetQueue:
 
     # -- tasks -------------------------------------------------------------------------------
     def _extract(self, key: str) -> None:
-        self.jobs.run_next(key=key)
+        result = self.jobs.run_next(key=key)
+        if result is not None and result.follow_up is not None:
+            self.defer(result.follow_up)  # the model's pass over what the rules just wrote
         job = self.jobs.store.job(key)
         if job.status in ("done", "failed"):
             return  # done now, or before (a second delivery of the same key writes nothing)

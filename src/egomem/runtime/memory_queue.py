@@ -22,7 +22,7 @@ from egomem.memory.items import SessionText
 from egomem.memory.job_worker import JobWorker, PerceptionLag
 from egomem.memory.jobs import JobResult, MemoryJobs, RetryPolicy
 from egomem.memory.manager import MemoryManager, SessionOutcome
-from egomem.store.base import MemoryStore
+from egomem.store.base import REFINE_SUFFIX, MemoryStore
 
 if TYPE_CHECKING:  # procrastinate is optional (the `postgres` extra)
     from egomem.runtime.fleet_queue import FleetQueue
@@ -36,6 +36,7 @@ OnDone = Callable[[SessionOutcome, JobResult | None], None]
 # hand finishes); what is left stays committed in the store for the next worker. `EgoMem.stop` and
 # `EgoMem.run` take another bound (None: until every one is written).
 DRAIN_TIMEOUT_S = 900.0
+REFINE_NICE = 15  # the model's passes: below the rules' writes (10), far below perception (0)
 
 
 def memory_jobs(config: Config, store: MemoryStore, manager: MemoryManager, *, source: str = "local") -> MemoryJobs:
@@ -86,6 +87,7 @@ class AgentQueue:
         self.lockstep = False
         self.ended = False
         self.worker: JobWorker | None = None
+        self.refine_worker: JobWorker | None = None  # the model's passes after the rules' writes
         self.drained: Drained | None = None
         self._lock = threading.Lock()
         self._waiting: dict[str, OnDone] = {}  # job key -> what to call once it is settled
@@ -94,7 +96,13 @@ class AgentQueue:
     def start(self) -> None:
         self.ended = False
         if self.jobs.dispatch is None:  # the fleet's workers run its jobs
-            self.worker = JobWorker(self.jobs, behind=self.behind).start()
+            if self.jobs.manager.refiner is None:
+                self.worker = JobWorker(self.jobs, behind=self.behind).start()
+                return
+            # A thread for the rules' writes and one, at a lower priority, for the model's passes: a
+            # session's memory never waits behind the model's pass over an earlier one.
+            self.worker = JobWorker(self.jobs, behind=self.behind, kind="write").start()
+            self.refine_worker = JobWorker(self.jobs, behind=self.behind, kind="refine", nice=REFINE_NICE).start()
 
     def behind(self) -> bool:
         return not self.lockstep and not self.ended and self.lag.behind_s() > self.yield_lag_s
@@ -107,9 +115,16 @@ class AgentQueue:
         """A finished session to memory, through the queue (committed first, written once); its outcome."""
         return self.jobs.process(session, identification)
 
-    def enqueue(self, session: SessionText, identification: Identification | None, on_done: OnDone) -> str:
+    def enqueue(
+        self,
+        session: SessionText,
+        identification: Identification | None,
+        on_done: OnDone,
+        on_refined: OnDone | None = None,
+    ) -> str:
         """Commit a finished session as a job and return (its key) without waiting for extraction; the
-        worker runs the jobs in order and `on_done` follows each. A session whose job was settled before
+        worker runs the jobs in order and `on_done` follows each, `on_refined` the model's pass that
+        follows a first write (memory.model_pass = "after"). A session whose job was settled before
         (the same episode again) is reported at once from its row; with the fleet, at once as queued."""
         if self.jobs.dispatch is not None:
             key = self.jobs.submit(session, identification)
@@ -131,17 +146,22 @@ class AgentQueue:
             return key
         with self._lock:
             self._waiting[key] = on_done  # before the submit: the worker may settle it at once
+            if on_refined is not None and self.jobs.manager.refiner is not None:
+                self._waiting[key + REFINE_SUFFIX] = on_refined
         try:
             self.jobs.waiting_out(lambda: self.jobs.submit(session, identification), key=key)
         except BaseException:  # not committed: the round keeps the session and hands it over again
             with self._lock:
                 self._waiting.pop(key, None)
+                self._waiting.pop(key + REFINE_SUFFIX, None)
             raise
         return key
 
     def _settled(self, result: JobResult) -> None:
         with self._lock:
             callback = self._waiting.pop(result.job.key, None)
+            if result.follow_up is None and not result.job.key.endswith(REFINE_SUFFIX):
+                self._waiting.pop(result.job.key + REFINE_SUFFIX, None)  # no model pass follows this one
         if callback is None:  # a job somebody waits for in `process`, or not this agent's
             return
         outcome = result.outcome
@@ -164,8 +184,11 @@ class AgentQueue:
         if self.worker is None:
             return None
         t0 = time.perf_counter()
-        self.worker.stop(drain=True, timeout_s=timeout_s)
+        self.worker.stop(drain=True, timeout_s=timeout_s)  # the drain waits for the model's passes too
         self.worker = None
+        if self.refine_worker is not None:
+            self.refine_worker.stop(drain=False)
+            self.refine_worker = None
         left = self.backlog()
         self.drained = Drained(time.perf_counter() - t0, left, timeout_s)
         if left:

@@ -68,6 +68,7 @@ class SessionHandled:
     wall_s: float  # seconds inside `MemoryManager.process` (extract, update agent, write)
     cpu_s: float  # process CPU seconds meanwhile (other threads' work included)
     queued_s: float = 0.0  # seconds from handing it over to written (waiting in the queue included)
+    refined: bool = False  # the model's pass over a session the rules wrote first (memory.model_pass = "after")
 
 
 class MemoryRounds:
@@ -339,12 +340,19 @@ class MemoryRounds:
             if self.unsure is not None:
                 self.unsure.after(user, ident, outcome, end)
 
-        self.jobs.enqueue(session, ident, done)  # committed now; the round goes on
+        def refined(outcome: SessionOutcome, result: JobResult | None) -> None:  # the model's pass, later
+            wall_s, cpu_s = (0.0, 0.0) if result is None else (result.wall_s, result.cpu_s)
+            handled = SessionHandled(session, outcome, wall_s, cpu_s, time.perf_counter() - queued, refined=True)
+            self._tell(handled)
+            self._written(end, user, outcome, first=False)
 
-    def _written(self, end: float, user: str | None, outcome: SessionOutcome) -> None:
-        """What follows a written session: its outcome kept, its operations on the timeline (at the
-        session's end), and Level 1 refreshed when the written user is the current one."""
-        self.outcomes.append(outcome)
+        self.jobs.enqueue(session, ident, done, refined)  # committed now; the round goes on
+
+    def _written(self, end: float, user: str | None, outcome: SessionOutcome, *, first: bool = True) -> None:
+        """What follows a written session: its outcome kept (a session's first write only), its operations
+        on the timeline (at the session's end), and Level 1 refreshed when the written user is the current one."""
+        if first:
+            self.outcomes.append(outcome)
         if not outcome.ok:
             self.timeline.add(end, "memory", op="FAILED", user=user, text=outcome.reason)
         for op, _, text in outcome.applied.ops:

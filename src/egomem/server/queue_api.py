@@ -28,6 +28,9 @@ class QueueStatus(BaseModel):
     lag_p50_s: float | None  # session end -> memory committed, over the last lag_window jobs
     lag_p95_s: float | None
     lag_window: int
+    refine_backlog: int = 0  # the model's passes after the rules' writes, waiting or running (in backlog too)
+    refine_lag_p50_s: float | None = None  # session end -> the model's memory committed
+    refine_lag_p95_s: float | None = None
 
 
 @router.get("/memory/queue", response_model=QueueStatus)
@@ -45,6 +48,8 @@ GAUGES = {
     "oldest_pending_s": "age of the oldest waiting session (seconds since it ended)",
     "lag_p50_s": "session end to memory committed, median over recent jobs (seconds)",
     "lag_p95_s": "session end to memory committed, 95th percentile over recent jobs (seconds)",
+    "refine_backlog": "the model's passes over sessions the rules wrote first, waiting or running",
+    "refine_lag_p95_s": "session end to the model's pass committed, 95th percentile (seconds)",
 }
 
 

@@ -59,7 +59,8 @@ from egomem.store.ops import (
     UserOps,
 )
 from egomem.store.ops.consent import ConsentOps
-from egomem.store.ops.jobs import MemoryJob, QueueStats
+from egomem.store.ops.jobs import REFINE_SUFFIX as REFINE_SUFFIX  # the job key convention, for the queue
+from egomem.store.ops.jobs import JobKind, MemoryJob, QueueStats
 from egomem.store.schema import identity_keys, metadata
 from egomem.store.vectors import KeyMatch, nearest_keys
 
@@ -265,8 +266,9 @@ class MemoryStore:
         lease_s: float,
         key: str | None = None,
         stale: Callable[[str], bool] = lambda _: False,
+        kind: JobKind | None = None,
     ) -> MemoryJob | None:
-        return self.jobs.claim(worker, now, lease_s=lease_s, key=key, stale=stale)
+        return self.jobs.claim(worker, now, lease_s=lease_s, key=key, stale=stale, kind=kind)
 
     def finish_job(self, key: str, worker: str, *, outcome: str, fallback: str = "", now: float) -> None:
         self.jobs.finish(key, worker, outcome=outcome, fallback=fallback, now=now)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import sqlalchemy as sa
@@ -22,6 +22,10 @@ from egomem.store.db import Database
 from egomem.store.schema import memory_jobs
 
 STATUSES = ("pending", "running", "done", "failed")
+# A session's second job: the language model's pass over a session the rules wrote at once
+# (memory.model_pass = "after"); its key is the first job's key with this suffix.
+REFINE_SUFFIX = ":refine"
+JobKind = Literal["write", "refine"]
 _BY_KEY = sa.select(memory_jobs).where(memory_jobs.c.key == sa.bindparam("key"))
 
 
@@ -59,6 +63,12 @@ class QueueStats:
     lag_p50_s: float | None
     lag_p95_s: float | None
     lag_window: int  # how many finished jobs the lag figures cover
+    # The model's refining passes (memory.model_pass = "after"), also counted in pending / running / done /
+    # failed above: how many wait or run, and their lag (session end -> the model's memory committed).
+    # The lag figures above are over the first writes only.
+    refine_backlog: int = 0
+    refine_lag_p50_s: float | None = None
+    refine_lag_p95_s: float | None = None
 
     @property
     def backlog(self) -> int:
@@ -77,6 +87,9 @@ class QueueStats:
             "lag_p50_s": self.lag_p50_s,
             "lag_p95_s": self.lag_p95_s,
             "lag_window": self.lag_window,
+            "refine_backlog": self.refine_backlog,
+            "refine_lag_p50_s": self.refine_lag_p50_s,
+            "refine_lag_p95_s": self.refine_lag_p95_s,
         }
 
 
@@ -115,19 +128,26 @@ class JobOps:
         lease_s: float,
         key: str | None = None,
         stale: Callable[[str], bool] = lambda _: False,
+        kind: JobKind | None = None,
     ) -> MemoryJob | None:
         """The next due job (or job `key` if due), now held by `worker` with one more attempt; None if none.
         Due: pending and past its backoff, or running under a worker whose lease ended or that `stale` says
-        is dead."""
+        is dead. `kind`: first writes or refining passes only; otherwise first writes come first (a
+        session's memory is not kept waiting behind a model's pass over an earlier one)."""
         t = memory_jobs.c
         due = sa.or_(
             sa.and_(t.status == "pending", t.not_before <= now),
             sa.and_(t.status == "running", t.claimed_at < now - lease_s),
         )
-        query = sa.select(memory_jobs).where(due).order_by(t.not_before, t.enqueued_at, t.key).limit(1)
+        refining = t.key.like(f"%{REFINE_SUFFIX}")
+        order = (sa.case((refining, 1), else_=0), t.not_before, t.enqueued_at, t.key)
+        query = sa.select(memory_jobs).where(due).order_by(*order).limit(1)
         held = sa.select(memory_jobs).where(t.status == "running").order_by(t.enqueued_at, t.key)
         if key is not None:
             query, held = query.where(t.key == key), held.where(t.key == key)
+        if kind is not None:
+            only = refining if kind == "refine" else sa.not_(refining)
+            query, held = query.where(only), held.where(only)
         if self.db.dialect == "postgresql":
             query, held = query.with_for_update(skip_locked=True), held.with_for_update(skip_locked=True)
         with self.db.transaction():
@@ -185,8 +205,15 @@ class JobOps:
         fallbacks = self._count(sa.and_(t.status == "done", t.fallback != ""))
         oldest = self.db.fetch_tuples(sa.select(sa.func.min(t.session_end)).where(t.status.in_(["pending", "running"])))
         first = oldest[0][0] if oldest else None
-        recent = sa.select(t.done_at - t.session_end).where(t.status == "done").order_by(t.done_at.desc()).limit(window)
-        lags = np.array([float(r[0]) for r in self.db.fetch_tuples(recent)], dtype=float)
+        refining = t.key.like(f"%{REFINE_SUFFIX}")
+
+        def lags_of(which: sa.ColumnElement[bool]) -> np.ndarray:
+            done = sa.and_(t.status == "done", which)
+            recent = sa.select(t.done_at - t.session_end).where(done).order_by(t.done_at.desc()).limit(window)
+            return np.array([float(r[0]) for r in self.db.fetch_tuples(recent)], dtype=float)
+
+        lags, refine_lags = lags_of(sa.not_(refining)), lags_of(refining)
+        refine_backlog = self._count(sa.and_(t.status.in_(["pending", "running"]), refining))
         return QueueStats(
             pending=counts["pending"],
             running=counts["running"],
@@ -198,6 +225,9 @@ class JobOps:
             lag_p50_s=float(np.percentile(lags, 50)) if lags.size else None,
             lag_p95_s=float(np.percentile(lags, 95)) if lags.size else None,
             lag_window=int(lags.size),
+            refine_backlog=refine_backlog,
+            refine_lag_p50_s=float(np.percentile(refine_lags, 50)) if refine_lags.size else None,
+            refine_lag_p95_s=float(np.percentile(refine_lags, 95)) if refine_lags.size else None,
         )
 
     def _count(self, where: sa.ColumnElement[bool]) -> int:
