@@ -383,8 +383,8 @@ SUMMARY: tuple[Row, ...] = (
         where=REALTIME_DEFAULT,
     ),
     Row(
-        "realtime, live, default: memory lag p50 / p95 s / backlog at end of stream / after the drain"
-        " / drain s / peak RSS MB",
+        "realtime, live, default: memory lag (the first write) p50 / p95 s / jobs waiting (both passes) at end"
+        " of stream / after the drain / drain s / peak RSS MB",
         "realtime",
         (
             "pooled.memory_lag_s_p50",
@@ -393,6 +393,19 @@ SUMMARY: tuple[Row, ...] = (
             "pooled.memory_backlog_after_drain",
             "pooled.drain_s",
             "peak_rss_mb",
+        ),
+        fmt="{:.0f}",
+        where=REALTIME_DEFAULT,
+    ),
+    Row(
+        "realtime, live, default: the model's pass after the rules' write (memory.model_pass = after): sessions"
+        " refined / refine lag p50 / p95 s / refining backlog at end of stream",
+        "realtime",
+        (
+            "pooled.sessions_refined",
+            "pooled.refine_lag_s_p50",
+            "pooled.refine_lag_s_p95",
+            "pooled.refine_backlog_end_of_stream",
         ),
         fmt="{:.0f}",
         where=REALTIME_DEFAULT,
@@ -646,6 +659,8 @@ def realtime(rec: dict[str, Any]) -> str:
             ("memory_backlog_end_of_stream", "backlog at end"),
             ("memory_backlog_after_drain", "after drain"),
             ("drain_s", "drain s"),
+            ("refine_lag_s_p50", "model pass lag p50 s"),
+            ("refine_lag_s_p95", "p95 s"),
         )
     rows = [[f"seed {s}", *(fmt(get(v, k), "{:.3f}") for k, _ in keys)] for s, v in seeds.items()]
     if "pooled" in m:
