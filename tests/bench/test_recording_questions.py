@@ -49,8 +49,8 @@ def test_scores_count_evidence_from_the_right_episode_or_person() -> None:
         AskResult(question="", answer="", answered_by="none", empty=True),
     ]
     got = score(qs, results, eps, people, ORIGIN)
-    assert got["said"] == {"n": 1, "hit_at_k": 1.0, "top1": 0.0, "empty": 0, "k": 2}
-    assert got["who"] == {"n": 1, "hit_at_k": 0.0, "top1": 0.0, "empty": 1, "k": 0}
+    assert got["said"] == {"n": 1, "hit_at_k": 1.0, "top1": 0.0, "empty": 0, "k": 2, "speaker_without_user": 0}
+    assert got["who"] == {"n": 1, "hit_at_k": 0.0, "top1": 0.0, "empty": 1, "k": 0, "speaker_without_user": 0}
 
 
 def test_a_merged_user_stands_for_one_speaker_only() -> None:
@@ -66,7 +66,8 @@ def test_a_merged_user_stands_for_one_speaker_only() -> None:
     who_ann = next(q for q in questions(LINES, ORIGIN) if q.kind == "who")
     assert who_ann.speaker == "ann"
     answer = AskResult(question="", answer="", answered_by="evidence", evidence=[_item("e-ann", "user-a")])
-    assert score([who_ann], [answer], eps, people, ORIGIN)["who"]["top1"] == 0.0  # the merged user is not ann
+    got = score([who_ann], [answer], eps, people, ORIGIN)["who"]
+    assert got["top1"] == 0.0 and got["speaker_without_user"] == 1  # the merged user is not ann
 
 
 def test_at_time_is_right_only_when_it_names_who_was_there() -> None:

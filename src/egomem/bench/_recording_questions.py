@@ -175,5 +175,8 @@ def score(
             "top1": round(sum(bool(h) and h[0] for h in hits) / len(pairs), 3),
             "empty": sum(r.empty for _, r in pairs),
             "k": max((len(r.evidence) for _, r in pairs), default=0),
+            # Questions about a speaker memory holds under no user of their own (merged into another's,
+            # or whose sessions were held and dropped): a "who" question about them cannot be right.
+            "speaker_without_user": sum(people.get(q.speaker) is None for q, _ in pairs),
         }
     return out

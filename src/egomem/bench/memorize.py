@@ -33,6 +33,7 @@ from egomem.bench._recording_questions import people_of, questions, score
 from egomem.bench.realtime import Line, build_script
 from egomem.config import Config, load_config
 from egomem.media import SAMPLE_RATE
+from egomem.memory.held import DROPPED, HELD
 from egomem.retrieval.ask import Asker
 from egomem.retrieval.dense import EmbeddingCache
 from egomem.retrieval.encoder import default_encoder
@@ -123,6 +124,10 @@ def run(options: BenchOptions) -> BenchResult:
                     "clips": len(prog.clips),
                     "users": len(store.list_users(include_placeholders=False)),
                     "episodes": len(store.list_episodes()),
+                    # Sessions of someone identity stayed unsure about, kept from everyone's memory
+                    # (memory/held.py): still held, and dropped when never settled.
+                    "episodes_held": len(store.list_episodes(status=HELD)),
+                    "episodes_dropped": len(store.list_episodes(status=DROPPED)),
                     "facts": sum(len(f) for _, f in memories[name]),
                     "wall_s": round(wall, 1),
                     "cpu_s": round(cpu, 1),
