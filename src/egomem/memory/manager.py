@@ -130,13 +130,7 @@ class MemoryManager:
             if known is None:
                 raise InputError("keep_episode needs the speaker identified (a known user)")
 
-        def commit(write: Callable[[], SessionOutcome]) -> SessionOutcome:
-            with self.store.transaction():
-                outcome = write()
-                if commit_with is not None:
-                    commit_with(outcome)
-                return outcome
-
+        commit = partial(self._commit, commit_with=commit_with)
         failed = partial(self._failed, session, known, keep_episode=keep_episode)
         if not session.user_turns():
             return commit(partial(failed, "empty session"))
@@ -181,12 +175,7 @@ class MemoryManager:
         nothing is written and the outcome records it (the rules' memory stands)."""
 
         def commit(outcome: SessionOutcome, write: Callable[[], SessionOutcome] | None = None) -> SessionOutcome:
-            with self.store.transaction():
-                if write is not None:
-                    outcome = write()
-                if commit_with is not None:
-                    commit_with(outcome)
-                return outcome
+            return self._commit(write or (lambda: outcome), commit_with=commit_with)
 
         episode_id = session.episode_id
         if self.refiner is None:
@@ -223,6 +212,16 @@ class MemoryManager:
         ident = Identification(status=IdentityStatus.KNOWN, user_id=user_id)
         write = partial(self._write, session, ident, user_id, extracted, plan, "done", keep_episode=True)
         return commit(SessionOutcome(episode_id, True, user_id), write)
+
+    def _commit(
+        self, write: Callable[[], SessionOutcome], *, commit_with: Callable[[SessionOutcome], None] | None
+    ) -> SessionOutcome:
+        """`write()` in one transaction with `commit_with(outcome)` (the queue's job completion): both or neither."""
+        with self.store.transaction():
+            outcome = write()
+            if commit_with is not None:
+                commit_with(outcome)
+            return outcome
 
     def adopt_name(self, user_id: str, name: str, *, cause: str) -> str:
         """A name the user said while the session is still open ("I'm Anna"), written now so the
