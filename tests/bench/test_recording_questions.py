@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from egomem.bench._recording_questions import people_of, questions, score
+from egomem.bench._recording_questions import merges, people_of, questions, score
 from egomem.bench.realtime import Line
 from egomem.retrieval.ask_types import AskResult, EvidenceItem
 from egomem.schemas import Episode
@@ -43,6 +43,7 @@ def test_scores_count_evidence_from_the_right_episode_or_person() -> None:
     ]
     people = people_of(LINES, eps, ORIGIN)
     assert people == {"ann": "user-a", "bob": "user-b"}
+    assert merges(LINES, eps, ORIGIN) == []
     qs = [q for q in questions(LINES, ORIGIN) if q.kind in ("said", "who")]
     results = [
         AskResult(question="", answer="", answered_by="evidence", evidence=[_item("e-bob"), _item("e-ann")]),
@@ -63,6 +64,7 @@ def test_a_merged_user_stands_for_one_speaker_only() -> None:
     ]
     people = people_of(LINES, eps, ORIGIN)
     assert people == {"bob": "user-a"}
+    assert merges(LINES, eps, ORIGIN) == [["ann", "bob"]]  # the merge is named, not only counted
     who_ann = next(q for q in questions(LINES, ORIGIN) if q.kind == "who")
     assert who_ann.speaker == "ann"
     answer = AskResult(question="", answer="", answered_by="evidence", evidence=[_item("e-ann", "user-a")])

@@ -113,13 +113,28 @@ def questions(lines: Sequence[Line], origin: float, seed: int = 0) -> list[Quest
     return out
 
 
-def people_of(lines: Sequence[Line], episodes: Sequence[Episode], origin: float) -> dict[str, str]:
-    """Speaker -> the user whose episodes overlap most of the speaker's utterances."""
+def _votes(lines: Sequence[Line], episodes: Sequence[Episode], origin: float) -> dict[str, Counter[str]]:
+    """Speaker -> how many of their utterances each user's episodes overlap."""
     votes: dict[str, Counter[str]] = {}
     for ln in lines:
         for ep in episodes:
             if ep.participants and _overlaps(ep, origin, (ln.start, ln.end)):
                 votes.setdefault(ln.speaker, Counter())[ep.participants[0]] += 1
+    return votes
+
+
+def merges(lines: Sequence[Line], episodes: Sequence[Episode], origin: float) -> list[list[str]]:
+    """Groups of two or more speakers whose utterances lie mostly in one user's episodes: the
+    people memory has merged (each group sorted; groups in order of their first speaker)."""
+    by_user: dict[str, list[str]] = {}
+    for spk, c in _votes(lines, episodes, origin).items():
+        by_user.setdefault(_top(c), []).append(spk)
+    return sorted(sorted(g) for g in by_user.values() if len(g) > 1)
+
+
+def people_of(lines: Sequence[Line], episodes: Sequence[Episode], origin: float) -> dict[str, str]:
+    """Speaker -> the user whose episodes overlap most of the speaker's utterances."""
+    votes = _votes(lines, episodes, origin)
     top = {spk: _top(c) for spk, c in votes.items()}
     out: dict[str, str] = {}
     for spk, user in top.items():

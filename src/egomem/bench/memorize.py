@@ -29,7 +29,7 @@ import soundfile as sf
 from PIL import Image
 
 from egomem.bench import BenchOptions, BenchResult, data_root, register
-from egomem.bench._recording_questions import people_of, questions, score
+from egomem.bench._recording_questions import merges, people_of, questions, score
 from egomem.bench.realtime import Line, build_script
 from egomem.config import Config, load_config
 from egomem.media import SAMPLE_RATE
@@ -65,7 +65,10 @@ def ask_script(store: SQLiteStore, cfg: Config, lines: list[Line]) -> dict[str, 
     per_q = (time.perf_counter() - t0) / max(1, len(qs))
     episodes = store.list_episodes()
     scores = score(qs, results, episodes, people_of(lines, episodes, ORIGIN), ORIGIN)
-    return {"n": len(qs), "s_per_question": round(per_q, 3), **scores}
+    # Which of the script's speakers memory holds as one user (a merge writes one person's
+    # life onto another): named, so a drop in "who" can be traced to the pair.
+    merged = merges(lines, episodes, ORIGIN)
+    return {"n": len(qs), "s_per_question": round(per_q, 3), "merged_speakers": merged, **scores}
 
 
 def _memory(store: SQLiteStore) -> list[tuple[str, list[str]]]:
