@@ -189,3 +189,25 @@ def test_without_the_queue_the_manager_runs_both_passes(store: SQLiteStore, enco
     assert out.ok and llm.calls == 1
     assert _texts(store) == ["finds knitting calming", "works as an engineer", "works at Acme"]
     assert len(_texts(store, "summary")) == 1
+
+
+def test_a_drain_leaves_the_models_pass_to_the_worker_that_outlives_the_agent(store: SQLiteStore, encoder: Any) -> None:
+    # The server's devices: an agent writes first writes only (refine_elsewhere) and its end-of-stream
+    # drain returns once they are in; the tenant's worker (another MemoryJobs on the same store) runs
+    # the model's pass afterwards.
+    from egomem.memory.job_worker import JobWorker
+
+    llm = ModelMock()
+    agent_jobs = _jobs(store, encoder, llm)
+    agent_jobs.refine_elsewhere = True
+    key = agent_jobs.submit(_session("e1", *SAID))
+    assert agent_jobs.drain(timeout_s=30) == 1  # the first write only
+    assert store.job(key).status == "done" and store.job(key + REFINE_SUFFIX).status == "pending"
+    assert llm.calls == 0 and _texts(store) == ["works as an engineer", "works at Acme"]
+    tenant = JobWorker(_jobs(store, encoder, llm), kind="refine").start()
+    try:
+        tenant.jobs.drain(timeout_s=30)  # waits for the tenant's worker thread to run the pass
+    finally:
+        tenant.stop(drain=False)
+    assert store.job(key + REFINE_SUFFIX).status == "done" and llm.calls == 1
+    assert _texts(store) == ["finds knitting calming", "works as an engineer", "works at Acme"]

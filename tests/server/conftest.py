@@ -10,6 +10,8 @@ from contextlib import contextmanager
 
 from fastapi import FastAPI
 
+from egomem.server.serve import uvicorn_config
+
 
 @contextmanager
 def live_app(app: FastAPI) -> Iterator[int]:
@@ -19,7 +21,7 @@ def live_app(app: FastAPI) -> Iterator[int]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = int(s.getsockname()[1])
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    server = uvicorn.Server(uvicorn_config(app, "127.0.0.1", port, "warning"))  # as `egomem serve` runs
     th = threading.Thread(target=server.run, daemon=True)
     th.start()
     deadline = time.time() + 30

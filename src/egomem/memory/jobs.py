@@ -227,6 +227,9 @@ class MemoryJobs:
         self._wanted: set[str] = set()  # keys whose outcome a caller of `run` waits for
         self.worker: Any = None  # a running JobWorker (memory/job_worker.py) runs what `run` submits
         self.refine_worker: Any = None  # one for the model's refining jobs (memory.model_pass = "after")
+        # The model's passes are run by a longer-lived worker elsewhere (the server's per-tenant one,
+        # server/refiners.py): a drain here leaves them in the store and waits for first writes only.
+        self.refine_elsewhere = False
         self.submitted = threading.Event()  # set on every submit: wakes an idle worker
         # Told every job this process settles (done or failed for good, not a retry), in the thread
         # that ran it: how a caller that did not wait learns its outcome (runtime/memory_queue.py).
@@ -490,21 +493,24 @@ class MemoryJobs:
     def drain(self, *, timeout_s: float | None = None) -> int:
         """Until no job is left pending or running: run them here, or, while a worker thread runs, wait
         for it (waiting out backoffs either way); the number run here. TimeoutError when jobs remain
-        after `timeout_s`."""
+        after `timeout_s`. With `refine_elsewhere`, the model's passes are left to their worker."""
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         n = 0
         while True:
             # Each kind of job not run by a worker thread of this process is run here, first writes first.
             workers: tuple[tuple[JobKind, Any], ...] = (("write", self.worker), ("refine", self.refine_worker))
-            idle = [k for k, w in workers if w is None or not w.alive]
+            idle = [
+                k for k, w in workers if (w is None or not w.alive) and not (k == "refine" and self.refine_elsewhere)
+            ]
             if any(self.waiting_out(partial(self.run_next, kind=k)) is not None for k in idle):
                 n += 1
                 continue
             stats = self.waiting_out(self.stats)
-            if stats.backlog == 0:
+            left = stats.backlog - (stats.refine_backlog if self.refine_elsewhere else 0)
+            if left == 0:
                 return n
             if deadline is not None and time.monotonic() > deadline:
-                raise TimeoutError(f"{stats.backlog} memory job(s) still waiting after {timeout_s} s")
+                raise TimeoutError(f"{left} memory job(s) still waiting after {timeout_s} s")
             with self._settled:
                 self._settled.wait(min(0.5, self.policy.backoff_s))
 

@@ -76,6 +76,9 @@ class Components:
     # privacy hook: consent question, "forget me", who stays out of memory (runtime/privacy_turns.py).
     # None: no consent policy in force (as `implicit` without the forget-me turns).
     privacy: PrivacyTurns | None = None
+    # The model's passes over written sessions (memory.model_pass = "after") run in this agent; False:
+    # a worker that outlives it runs them (the server's, per tenant), and stopping waits for first writes only.
+    refine_here: bool = True
 
 
 @dataclass
@@ -131,7 +134,8 @@ class EgoMem:
             config=rt, poll_interval_s=poll_s, stream=self.stream, log=self.log, trigger=parts.trigger,
             sessions=parts.sessions, vad_since=turns.vad_since, speech_pending_since=self.dialog.speech_pending_since,
             manager=parts.manager, retrieval=parts.retrieval, names=names, timeline=self.timeline, times=self.times,
-            privacy=parts.privacy, jobs=AgentQueue(config, parts.store, parts.manager), unsure=self.unsure,
+            privacy=parts.privacy, unsure=self.unsure,
+            jobs=AgentQueue(config, parts.store, parts.manager, refine=parts.refine_here),
         )  # fmt: skip
         self._next_poll, self._next_mem = poll_s, rt.memory_interval_s
         self.drained: Drained | None = None  # the memory queue's end-of-stream drain, once stopped

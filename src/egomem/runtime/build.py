@@ -39,10 +39,12 @@ def build_agent(
     model: DuplexModel | None = None,
     wall_origin: float | None = None,
     command: str = "run",
+    refine_here: bool = True,
 ) -> EgoMem:
     """An agent for one stream. `wall_origin`: the wall-clock time of the stream's start (now
     when None; a recording's own time when memorising it). `command` picks the consent policy
-    when `[privacy] consent` is unset (egomem.privacy.consent)."""
+    when `[privacy] consent` is unset (egomem.privacy.consent). `refine_here=False`: the model's
+    passes after the rules' writes are left to a worker that outlives the agent (the server's)."""
     from egomem.identity.attribution import TurnAttributor
     from egomem.identity.consent_gate import ConsentGate
 
@@ -84,6 +86,7 @@ def build_agent(
             attribute_voices=None if attributor is None else attributor.attribute_voices,
         ),
         privacy=PrivacyTurns(store, gate, identifier, clock=stream.clock),  # privacy hook
+        refine_here=refine_here,
     )
     return EgoMem(config, parts, timeline, stream)
 

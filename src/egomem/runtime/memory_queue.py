@@ -80,8 +80,12 @@ class AgentQueue:
     `enqueue` (commit and return at once; `on_done(outcome, result)` is called when the job is settled,
     in the thread that ran it)."""
 
-    def __init__(self, config: Config, store: MemoryStore, manager: MemoryManager) -> None:
+    def __init__(self, config: Config, store: MemoryStore, manager: MemoryManager, *, refine: bool = True) -> None:
+        """`refine=False`: the model's passes are left to a worker that outlives the agent (the server's,
+        one per tenant): the agent writes first writes only, and its drain at the end waits for those."""
         self.jobs = memory_jobs(config, store, manager)
+        self.refine = refine
+        self.jobs.refine_elsewhere = not refine
         self.yield_lag_s = config.memory.queue_yield_lag_s
         self.lag = PerceptionLag()
         self.lockstep = False
@@ -98,6 +102,9 @@ class AgentQueue:
         if self.jobs.dispatch is None:  # the fleet's workers run its jobs
             if self.jobs.manager.refiner is None:
                 self.worker = JobWorker(self.jobs, behind=self.behind).start()
+                return
+            if not self.refine:
+                self.worker = JobWorker(self.jobs, behind=self.behind, kind="write").start()
                 return
             # A thread for the rules' writes and one, at a lower priority, for the model's passes: a
             # session's memory never waits behind the model's pass over an earlier one.
@@ -146,7 +153,7 @@ class AgentQueue:
             return key
         with self._lock:
             self._waiting[key] = on_done  # before the submit: the worker may settle it at once
-            if on_refined is not None and self.jobs.manager.refiner is not None:
+            if on_refined is not None and self.jobs.manager.refiner is not None and self.refine:
                 self._waiting[key + REFINE_SUFFIX] = on_refined
         try:
             self.jobs.waiting_out(lambda: self.jobs.submit(session, identification), key=key)
@@ -184,12 +191,14 @@ class AgentQueue:
         if self.worker is None:
             return None
         t0 = time.perf_counter()
-        self.worker.stop(drain=True, timeout_s=timeout_s)  # the drain waits for the model's passes too
+        # The drain waits for the model's passes too, unless a worker outside the agent runs them.
+        self.worker.stop(drain=True, timeout_s=timeout_s)
         self.worker = None
         if self.refine_worker is not None:
             self.refine_worker.stop(drain=False)
             self.refine_worker = None
-        left = self.backlog()
+        stats = self.jobs.stats()
+        left = stats.backlog - (0 if self.refine else stats.refine_backlog)
         self.drained = Drained(time.perf_counter() - t0, left, timeout_s)
         if left:
             log.warning(

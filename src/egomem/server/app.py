@@ -27,6 +27,7 @@ from egomem.server.admin import router as admin_router
 from egomem.server.ask_api import router as ask_router
 from egomem.server.docs import mount_docs
 from egomem.server.metrics import Metrics
+from egomem.server.refiners import TenantRefiners
 from egomem.server.session import router as stream_router
 from egomem.server.sleep import TenantSleep
 from egomem.server.tenants import TenantRegistry
@@ -50,6 +51,7 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
         yield
     finally:
         await asyncio.to_thread(app.state.sleep.stop)
+        await asyncio.to_thread(app.state.refiners.stop)
 
 
 def create_app(config: Config, registry: TenantRegistry | None = None) -> FastAPI:
@@ -111,6 +113,7 @@ def create_app(config: Config, registry: TenantRegistry | None = None) -> FastAP
         return RedirectResponse("/inspector/")
 
     app.state.models = Models(config)  # loaded lazily, shared by every device session
+    app.state.refiners = TenantRefiners()  # the model's passes after the rules' writes, one worker per tenant
     app.state.sleep = TenantSleep(config, app.state.tenants, lambda: app.state.models.text)
     metrics.describe("egomem_sessions_total", "counter", "device stream sessions opened")
     app.include_router(admin_router)

@@ -37,14 +37,19 @@ def stream_recording(
     realtime: bool = True,
     on_event: Callable[[dict[str, Any]], None] | None = None,
     dialog: str = "server",
+    pace: str | None = None,
 ) -> list[dict[str, Any]]:
-    """Send the whole recording, then END; returns every event the server sent."""
+    """Send the whole recording, then END; returns every event the server sent. `pace`: how the
+    server takes the stream (server/session.py); None: `live` at wall-clock pace, else `replay`."""
     from websockets.exceptions import ConnectionClosed, InvalidStatus
     from websockets.sync.client import connect
 
     events: list[dict[str, Any]] = []
     sep = "&" if "?" in url else "?"
-    target = f"{url.rstrip('/')}/api/v1/stream{sep}dialog={dialog}"
+    # A recording sent as fast as the server takes it is a replay (each poll and memory round waited
+    # for: repeatable); at wall-clock pace it is live, as a robot's stream.
+    pace = pace or ("live" if realtime else "replay")
+    target = f"{url.rstrip('/')}/api/v1/stream{sep}dialog={dialog}&pace={pace}"
     try:
         # No keepalive pings from this side: the server answers a ping from its event loop, which a
         # loaded machine can hold past the 20 s default while the session is processed, and the

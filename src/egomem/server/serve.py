@@ -42,15 +42,19 @@ def serve(make_app: Callable[[], Any], host: str, port: int, log_level: str = "i
     sock = bind(host, port)
     try:
         app = make_app()
-        # Pings go out, but a late pong does not drop the connection: a device streaming faster
-        # than real time (`client --fast`) fills its side of the socket, which the session reads
-        # at its own pace, so the pong waits behind the frames (uvicorn's 20 s default closed such
-        # streams, 1011 "keepalive ping timeout"). A device that goes silent is closed by the
-        # session's idle timeout instead.
-        config = uvicorn.Config(  # configures logging
-            app, host=host, port=port, log_level=log_level, ws_ping_interval=20.0, ws_ping_timeout=None
-        )
+        config = uvicorn_config(app, host, port, log_level)  # configures logging
         install_redaction()
         uvicorn.Server(config).run(sockets=[sock])
     finally:
         sock.close()
+
+
+def uvicorn_config(app: Any, host: str, port: int, log_level: str = "info") -> Any:
+    """The server's uvicorn settings (`uvicorn.Config`). Pings go out, but a late pong does not drop
+    the connection: a device streaming faster than real time (`client --fast`, pace=replay) fills
+    its side of the socket, which the session reads at its own pace, so the pong waits behind the
+    frames (uvicorn's 20 s default closed such streams, 1011 "keepalive ping timeout"). A device
+    that goes silent is closed by the session's idle timeout instead."""
+    import uvicorn
+
+    return uvicorn.Config(app, host=host, port=port, log_level=log_level, ws_ping_interval=20.0, ws_ping_timeout=None)

@@ -5,6 +5,14 @@ processed in a worker thread while the loop keeps serving other devices. Events 
 out through a bounded queue; a client that does not read loses the oldest events (and
 is told how many), never stalls the agent. When the client says END, disconnects or
 idles past the timeout, the agent finishes the open session and writes its memory.
+
+Pace (`?pace=`): `live` (the default: a device streaming as things happen) never holds the
+stream up: identity polls that find one still running are skipped and finished sessions go
+to the memory queue, as in `egomem run --live`. `replay` (a recording sent as fast as the
+server takes it, the reference client's `--fast`) waits for each identity poll and memory
+round, so the same recording gives the same memory. Either way `done` comes once the
+session's memory is written; the language model's pass after the rules' write
+(`memory.model_pass = "after"`) follows on the tenant's own worker (server/refiners.py).
 """
 
 from __future__ import annotations
@@ -119,6 +127,7 @@ async def stream(ws: WebSocket) -> None:
     timeline.subscribe(deliver)
     remote = ws.query_params.get("dialog", "server") == "client"
     try:
+        lockstep = _lockstep(ws.query_params.get("pace", "live"))
         # In a worker thread, as the services' first use may load the language model: on the event
         # loop that would miss the client's keepalive pings.
         agent = await asyncio.to_thread(_build, app, tenant, timeline, RemoteModel() if remote else None)
@@ -136,11 +145,11 @@ async def stream(ws: WebSocket) -> None:
     wall0 = time.perf_counter()
     reason = "end"
     try:
-        reason = await _receive(ws, agent, asm, outbox)
+        reason = await _receive(ws, agent, asm, outbox, lockstep)
     finally:
         tail = asm.steps(final=True)
         with sleep.session() if sleep is not None else contextlib.nullcontext():  # no sleep while it writes
-            await asyncio.to_thread(_finish, agent, tail)
+            await asyncio.to_thread(_finish, agent, tail, lockstep)
         result = agent.result(time.perf_counter() - wall0)
         outbox.put(
             {
@@ -161,7 +170,16 @@ async def stream(ws: WebSocket) -> None:
             await ws.close()
 
 
-async def _receive(ws: WebSocket, agent: EgoMem, asm: StepAssembler, outbox: Outbox) -> str:
+PACES = {"live": False, "replay": True}  # pace -> lockstep
+
+
+def _lockstep(pace: str) -> bool:
+    if pace not in PACES:
+        raise InputError(f"pace must be one of {', '.join(PACES)}; got {pace!r}")
+    return PACES[pace]
+
+
+async def _receive(ws: WebSocket, agent: EgoMem, asm: StepAssembler, outbox: Outbox, lockstep: bool) -> str:
     window_start, count = time.monotonic(), 0
     while True:
         try:
@@ -189,7 +207,7 @@ async def _receive(ws: WebSocket, agent: EgoMem, asm: StepAssembler, outbox: Out
         if frame.kind == Kind.END:
             return "end"
         if steps:
-            await asyncio.to_thread(_advance, agent, steps)
+            await asyncio.to_thread(_advance, agent, steps, lockstep)
 
 
 def _apply(frame: Any, agent: EgoMem, asm: StepAssembler) -> list[Step]:
@@ -208,8 +226,10 @@ def _apply(frame: Any, agent: EgoMem, asm: StepAssembler) -> list[Step]:
 
 
 def _build(app: Any, tenant: str, timeline: Timeline, model: RemoteModel | None) -> EgoMem:
+    services = _services(app, tenant)
+    refined_by_tenant = app.state.refiners.ensure(tenant, services)  # the model's passes, after `done`
     # consent: `ask` unless [privacy] consent says otherwise
-    return build_agent(_services(app, tenant), timeline, model=model, command="serve")
+    return build_agent(services, timeline, model=model, command="serve", refine_here=not refined_by_tenant)
 
 
 def _services(app: Any, tenant: str) -> Services:
@@ -223,13 +243,13 @@ def _services(app: Any, tenant: str) -> Services:
         return built[tenant]
 
 
-def _advance(agent: EgoMem, steps: list[Step]) -> None:
+def _advance(agent: EgoMem, steps: list[Step], lockstep: bool) -> None:
     for s in steps:
-        agent.advance(s, lockstep=True)
+        agent.advance(s, lockstep=lockstep)
 
 
-def _finish(agent: EgoMem, tail: list[Step]) -> None:
-    _advance(agent, tail)
+def _finish(agent: EgoMem, tail: list[Step], lockstep: bool) -> None:
+    _advance(agent, tail, lockstep)
     agent.stop()
 
 
