@@ -8,8 +8,14 @@ user turn is also matched by its own voice against the enrolled voice keys.
 
 The decision is conservative, because a wrong attribution writes one person's facts onto
 another: the turn goes to another enrolled person only when that person's s-normed
-score clears the threshold for the turn's length by `margin` AND the presumed speaker
-(the session's current user) does not clear it at all. A turn long enough to judge
+score clears the threshold for the turn's length by `margin`, the voice alone would make
+them KNOWN (its calibrated LLR clears the identifier's cost-derived `known_llr`, the rule a
+voice-only poll follows), AND the presumed speaker (the session's current user) does not
+clear the threshold at all. Without the second condition a presumed speaker who has no
+voice key yet (enrolled by face, their voice too like someone else's to be given a key)
+lost every turn to the person whose voice theirs resembles: `bench memorize` wrote one
+LibriSpeech speaker's whole visit onto another's user (a merge) although every poll
+of it said NEW (a different face) and the voice alone said UNSURE. A turn long enough to judge
 (`min_speech_s`) whose voice is clearly not the presumed speaker's (their score under the
 threshold by `margin`) and not clearly anyone else's is an unknown speaker's: it is kept
 out of the presumed speaker's memory rather than guessed onto them. Everything else keeps the
@@ -62,7 +68,8 @@ class TurnAttributor:
         best = matches[0]
         presumed_score = next((m.value for m in matches if m.user_id == presumed), None)
         presumed_speaks = presumed_score is not None and presumed_score >= thr
-        if best.user_id != presumed and best.value >= thr + self.margin and not presumed_speaks:
+        clearly_best = best.value >= thr + self.margin and self.identifier.voice_known(best.value, voice.speech_s)
+        if best.user_id != presumed and clearly_best and not presumed_speaks:
             return TurnSpeaker(best.user_id, best.value, "voice")
         clearly_not = presumed_score is not None and presumed_score < thr - self.margin
         if clearly_not and voice.speech_s >= self.min_speech_s:

@@ -383,6 +383,12 @@ class PersonIdentifier:
             rule += ": voice only, the candidate has a face"
         return Identification(IdentityStatus.UNSURE, rule=rule, **about)  # type: ignore[arg-type]
 
+    def voice_known(self, score: float, speech_s: float) -> bool:
+        """Whether a voice score alone makes its user KNOWN: its calibrated LLR clears the cost-derived
+        `known_llr`, as in `decide` with no face (what a turn needs to go to a person by voice)."""
+        llr = self.calibration.voice(speech_s, self.config.voice.short_speech_s).llr(score)
+        return llr >= self.thresholds[0]
+
     @property
     def thresholds(self) -> tuple[float, float]:
         """(known_llr, new_llr) from the configured costs and prior."""
