@@ -29,7 +29,7 @@ def test_client_connects_without_keepalive_pings(monkeypatch: pytest.MonkeyPatch
     rec = Recording(listen=np.zeros(1600, np.float32), speak=np.zeros(0, np.float32), frames=[], duration_s=0.1)
     with pytest.raises(InputError, match="cannot connect"):
         client.stream_recording("ws://127.0.0.1:9", "egm_x", rec)
-    assert seen["ping_interval"] is None and seen["uri"] == "ws://127.0.0.1:9/api/v1/stream?dialog=server"
+    assert seen["ping_interval"] is None and seen["uri"] == "ws://127.0.0.1:9/api/v1/stream?dialog=server&pace=live"
     assert "egm_x" not in seen["uri"] and seen["additional_headers"] == {"Authorization": "Bearer egm_x"}
 
 
