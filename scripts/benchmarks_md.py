@@ -784,35 +784,21 @@ def serve_fleet(rec: dict[str, Any]) -> str:
     return out
 
 
-CONVERSATION_COLUMNS = (
-    "scenarios",
-    "sessions",
-    "name_recall",
-    "fact_recall",
-    "fact_precision",
-    "relation_recall",
-    "updates_applied",
-    "false_memories_per_session",
-    "greeting_by_name",
-    "level2_correct",
-    "merges",
-    "splits",
-    "extract_cpu_s_per_session",
-    "wall_s_per_session",
-)
-
-
 def conversation(rec: dict[str, Any]) -> str:
-    """One row per split, extractor and variant that ran (split -> extractor -> variant -> metrics)."""
+    """One row per split, extractor and variant that ran (split -> extractor -> variant -> metrics);
+    the columns are the metrics the bench recorded, in its order (no second list to keep in step)."""
     m = rec["metrics"]
-    rows = [
-        [split, ext, variant, *(fmt(got.get(k), "{:.3f}") for k in CONVERSATION_COLUMNS)]
+    runs = [
+        (split, ext, variant, got)
         for split in ("dev", "test")
         for ext, variants in (m.get(split) or {}).items()
         for variant, got in variants.items()
     ]
-    header = ["split", "extractor", "variant", *CONVERSATION_COLUMNS]
-    return (table(header, rows) if rows else "(no scenario ran)") + "\n\n" + generic(rec)
+    if not runs:
+        return "(no scenario ran)\n\n" + generic(rec)
+    columns = list(dict.fromkeys(k for *_, got in runs for k in got))
+    rows = [[split, ext, variant, *(fmt(got.get(k), "{:.3f}") for k in columns)] for split, ext, variant, got in runs]
+    return table(["split", "extractor", "variant", *columns], rows) + "\n\n" + generic(rec)
 
 
 LAYOUTS: dict[str, Callable[[dict[str, Any]], str]] = {
