@@ -505,14 +505,18 @@ class MemoryJobs:
             if any(self.waiting_out(partial(self.run_next, kind=k)) is not None for k in idle):
                 n += 1
                 continue
-            stats = self.waiting_out(self.stats)
-            left = stats.backlog - (stats.refine_backlog if self.refine_elsewhere else 0)
+            left = self.owed(self.waiting_out(self.stats))
             if left == 0:
                 return n
             if deadline is not None and time.monotonic() > deadline:
                 raise TimeoutError(f"{left} memory job(s) still waiting after {timeout_s} s")
             with self._settled:
                 self._settled.wait(min(0.5, self.policy.backoff_s))
+
+    def owed(self, stats: QueueStats) -> int:
+        """Jobs waiting or running that a drain here answers for: all of them, or the first writes
+        only when the model's passes are `refine_elsewhere`."""
+        return stats.backlog - (stats.refine_backlog if self.refine_elsewhere else 0)
 
     def wait(self, key: str, *, timeout_s: float | None = None) -> SessionOutcome | None:
         """Block until job `key` is settled (done or failed) by any worker of this process; its outcome

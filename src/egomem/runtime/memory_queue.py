@@ -84,7 +84,6 @@ class AgentQueue:
         """`refine=False`: the model's passes are left to a worker that outlives the agent (the server's,
         one per tenant): the agent writes first writes only, and its drain at the end waits for those."""
         self.jobs = memory_jobs(config, store, manager)
-        self.refine = refine
         self.jobs.refine_elsewhere = not refine
         self.yield_lag_s = config.memory.queue_yield_lag_s
         self.lag = PerceptionLag()
@@ -103,7 +102,7 @@ class AgentQueue:
             if self.jobs.manager.refiner is None:
                 self.worker = JobWorker(self.jobs, behind=self.behind).start()
                 return
-            if not self.refine:
+            if self.jobs.refine_elsewhere:
                 self.worker = JobWorker(self.jobs, behind=self.behind, kind="write").start()
                 return
             # A thread for the rules' writes and one, at a lower priority, for the model's passes: a
@@ -153,7 +152,7 @@ class AgentQueue:
             return key
         with self._lock:
             self._waiting[key] = on_done  # before the submit: the worker may settle it at once
-            if on_refined is not None and self.jobs.manager.refiner is not None and self.refine:
+            if on_refined is not None and self.jobs.manager.refiner is not None and not self.jobs.refine_elsewhere:
                 self._waiting[key + REFINE_SUFFIX] = on_refined
         try:
             self.jobs.waiting_out(lambda: self.jobs.submit(session, identification), key=key)
@@ -181,8 +180,9 @@ class AgentQueue:
         self.ended = True
 
     def backlog(self) -> int:
-        """Jobs waiting or running in the store."""
-        return self.jobs.stats().backlog
+        """Jobs waiting or running in the store that this agent answers for (not the model's passes
+        when a worker outside it runs them)."""
+        return self.jobs.owed(self.jobs.stats())
 
     def stop(self, timeout_s: float | None = DRAIN_TIMEOUT_S) -> Drained | None:
         """Stop the worker once every job is written, or after `timeout_s` (the job in hand finishes; what
@@ -197,8 +197,7 @@ class AgentQueue:
         if self.refine_worker is not None:
             self.refine_worker.stop(drain=False)
             self.refine_worker = None
-        stats = self.jobs.stats()
-        left = stats.backlog - (0 if self.refine else stats.refine_backlog)
+        left = self.backlog()
         self.drained = Drained(time.perf_counter() - t0, left, timeout_s)
         if left:
             log.warning(
