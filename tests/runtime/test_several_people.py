@@ -99,7 +99,7 @@ def test_two_people_taking_turns_get_their_own_facts(tmp_path: Path, shared_data
         return {f.text for f in store.list_facts(uid)}
 
     heard = [(e.fields.get("user"), e.fields.get("text"), e.fields.get("how")) for e in agent.timeline.of_type("heard")]
-    assert [u for u, _, _ in heard] == [ids[who] if who < 2 else None for who, _ in SCRIPT], heard
+    assert [u for u, _, _ in heard] == [ids[who] if who < 2 else None for who, _ in SCRIPT], (ids, heard)
     every_fact = [f.text for u in store.list_users() for f in store.list_facts(u.id)]
     assert not any("Paris" in f for f in every_fact), every_fact
     anna, ben = current(ids[0]), current(ids[1])

@@ -383,11 +383,11 @@ class PersonIdentifier:
             rule += ": voice only, the candidate has a face"
         return Identification(IdentityStatus.UNSURE, rule=rule, **about)  # type: ignore[arg-type]
 
-    def voice_known(self, score: float, speech_s: float) -> bool:
-        """Whether a voice score alone makes its user KNOWN: its calibrated LLR clears the cost-derived
-        `known_llr`, as in `decide` with no face (what a turn needs to go to a person by voice)."""
-        llr = self.calibration.voice(speech_s, self.config.voice.short_speech_s).llr(score)
-        return llr >= self.thresholds[0]
+    def has_voice_key(self, user_id: str) -> bool:
+        """Whether the user has a voice key to be told apart by (a user met by face whose voice was too
+        like someone else's to be given one has none)."""
+        with self._lock:
+            return bool(self.voice_index.keys_of(user_id))
 
     @property
     def thresholds(self) -> tuple[float, float]:
