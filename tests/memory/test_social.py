@@ -62,3 +62,14 @@ def test_adopt_name_merges_placeholder_and_keeps_a_known_name(store: SQLiteStore
     assert store.list_relations(sam.id)[0].object_id == met.id
     assert adopt_name(store, met.id, "Anna", cause="t") == "name differs"
     assert store.get_user(met.id).name == "Ana"
+
+
+def test_a_relation_naming_the_speaker_is_kept_out(store: SQLiteStore) -> None:
+    sophie = store.create_user("Sophie")
+    _episodes(store, "e1")
+    users_before = len(store.list_users(include_placeholders=True))
+    assert link_relation(store, sophie.id, _rel("sister", "sophie"), episode_id="e1", at=1.0, cause="t") is None
+    assert store.list_relations(sophie.id) == []
+    assert len(store.list_users(include_placeholders=True)) == users_before  # no stand-in "Sophie"
+    # Another name, even one that starts like hers, is a relation as usual.
+    assert link_relation(store, sophie.id, _rel("sister", "Sophia"), episode_id="e1", at=1.0, cause="t") is not None

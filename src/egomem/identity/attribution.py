@@ -26,8 +26,9 @@ speaking beside a user whose own voice is known.
 
 A turn long enough to judge (`min_speech_s`) whose voice is clearly not the presumed
 speaker's (their score under the threshold by `margin`) and not clearly anyone else's is an
-unknown speaker's: it is kept out of the presumed speaker's memory rather than guessed onto them. Everything else keeps the
-presumed speaker ("no evidence against them"), as a single-person session always did.
+unknown speaker's: it is kept out of the presumed speaker's memory rather than guessed onto
+them. Everything else keeps the presumed speaker ("no evidence against them"), as a
+single-person session always did.
 Unknown voices are not enrolled here: enrolment stays with the poll, which sees the face.
 
 Voices told apart inside one turn (`attribute_voices`): in one room, through one microphone, every

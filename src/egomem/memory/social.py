@@ -50,6 +50,14 @@ def link_relation(
     if item.retract:
         _end_relation(store, user_id, item, word, episode_id=episode_id, at=at, cause=cause)
         return None
+    own = store.get_user(user_id).name
+    if own and item.person.split() and item.person.casefold().split() == own.casefold().split():
+        # "Sophie's sister is Sophie": an extractor that put the speaker's own name in the other's
+        # place (seen with the local model on a misheard name). It would make a stand-in person of
+        # the speaker's name: a second "Sophie" beside the real one, or, merged into her when she
+        # next says her name, a relation to herself. Kept out.
+        store.log_noop("relation", f"item:{item.person}", user_id, {"item": item.text}, f"{cause}: names the speaker")
+        return None
     other = resolve_person(store, user_id, item.person, cause=cause)
     subject, obj = (user_id, other.id) if item.user_is_subject else (other.id, user_id)
     for r in store.list_relations(user_id):
