@@ -4,7 +4,9 @@ A benchmark measures the modules its own module imports, directly or not (the im
 from grimp, the library behind import-linter; imports inside functions count), the modules
 the provider registry names by dotted path when one of them builds providers (calls
 `create` / `create_provider`; merely importing a config class builds nothing), and the data
-files beside all of those (prompts, weights, cohorts). The graph spans the three packages a
+files beside all of those (prompts, weights, cohorts). A module that starts product code in
+another process declares it (`RUNS_IN_SUBPROCESS`, a tuple of module names: `bench serve`'s
+workers run `egomem serve`), and that code counts too. The graph spans the three packages a
 bench may run: the product (`egomem`), the evaluation package (`egomem_eval`: loaders,
 generators, scorers) and the training package (`egomem_training`, e.g. `bench eval-dialog`).
 The benchmark plumbing (`egomem.bench` itself, `egomem_eval.record`, `egomem_eval.data`) is
@@ -30,6 +32,8 @@ PACKAGES = ("egomem", "egomem_eval", "egomem_training")
 PLUMBING = {"egomem.bench", "egomem_eval.record", "egomem_eval.data"}
 _TARGET = re.compile(r"[\"'](egomem\.[a-z_.]+):[A-Za-z_]+[\"']")
 _BUILDS = re.compile(r"\bcreate(_provider)?\(")
+# A module that starts product code in another process (`bench serve`'s workers) names it.
+_SUBPROCESS = re.compile(r"^RUNS_IN_SUBPROCESS\s*=\s*\(([^)]*)\)", re.M)
 
 
 def _git(*args: str) -> str:
@@ -63,6 +67,9 @@ def _closure(roots: set[str]) -> set[str]:
         out.add(m)
         todo += [u for u in graph.find_upstream_modules(m) if u not in out]
         f = _module_file(m)
+        declared = _SUBPROCESS.search(f.read_text()) if f is not None else None
+        if declared is not None:
+            todo += re.findall(r"[\"']([a-z_.]+)[\"']", declared.group(1))
         if not targets_added and f is not None and m != "egomem.providers" and _BUILDS.search(f.read_text()):
             targets_added = True  # a builder: the registry's targets, named by dotted path, count
             todo += _TARGET.findall((_module_file("egomem.providers") or Path("/dev/null")).read_text())

@@ -96,6 +96,13 @@ def test_measured_paths_follow_the_imports() -> None:
     assert any(p.startswith("src/egomem/llm/prompts/") and p.endswith(".md") for p in convo)  # data files too
 
 
+def test_measured_paths_include_what_a_bench_runs_in_another_process() -> None:
+    # bench serve's workers are `egomem serve` processes: the server's code counts although the
+    # bench never imports it (its tenant model workers, for one, decide the lag it measures).
+    serve = _provenance_script().measured_paths("serve")
+    assert "src/egomem/server/refiners.py" in serve and "src/egomem/server/session.py" in serve
+
+
 def test_measured_paths_span_the_evaluation_and_training_packages() -> None:
     bp = _provenance_script()
     # What a bench runs from the evaluation package counts: the trigger bench's synthetic streams.

@@ -26,6 +26,9 @@ from egomem.stream.sources import Recording
 
 # The target for a device served in real time.
 MAX_LAG_P95_S = 3.0
+# What the worker process runs (`egomem serve`), for the provenance of the results
+# (scripts/bench_provenance.py): not imported here, so the import graph alone misses it.
+RUNS_IN_SUBPROCESS = ("egomem.cli.main", "egomem.server.app", "egomem.server.serve")
 
 
 def free_port() -> int:
