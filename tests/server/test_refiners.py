@@ -18,6 +18,7 @@ from egomem.memory.rules_provider import RulesProvider
 from egomem.runtime.demo import ASSETS
 from egomem.server.app import create_app
 from egomem.server.client import stream_recording
+from egomem.server.refiners import TenantRefiners
 from egomem.server.tenants import TenantRegistry
 from egomem.store.base import REFINE_SUFFIX
 from egomem.stream.sources import read_recording
@@ -89,3 +90,14 @@ def test_a_pace_the_server_does_not_know_is_one_clear_error(
     with connect(f"{url}/api/v1/stream?pace=turbo", additional_headers={"Authorization": f"Bearer {key}"}) as ws:
         first = json.loads(ws.recv(timeout=30))
     assert first == {"type": "error", "message": "pace must be one of live, replay; got 'turbo'"}
+
+
+def test_the_tenant_workers_wait_while_any_live_device_is_behind() -> None:
+    refiners = TenantRefiners()
+    late = {"a": False, "b": False}
+    assert not refiners.behind()  # no device streaming
+    with refiners.device(lambda: late["a"]), refiners.device(lambda: late["b"]):
+        assert not refiners.behind()
+        late["b"] = True  # one device late (of any tenant: they share the CPU) holds back every pass
+        assert refiners.behind()
+    assert not refiners.behind()  # gone with its stream, late or not

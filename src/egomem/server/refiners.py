@@ -8,14 +8,20 @@ when its first writes are in: its agent leaves the model's passes in the store
 agents' own refining threads, while the devices go on streaming. A server stopped with passes
 still waiting leaves them in the store: the tenant's worker runs them once its next device connects.
 
+The workers yield while a device's perception falls behind (any device's, whatever its tenant:
+they share the CPU): before each pass, as the agents' own workers do (memory/job_worker.py). A
+pass already running is not interrupted.
+
 Nothing runs here when the model does not refine (rules only, or `model_pass = "inline"`), or
 when the fleet's queue runs every job (`memory.queue = "fleet"`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
+from collections.abc import Callable, Iterator
 
 from egomem.memory.job_worker import JobWorker
 from egomem.runtime.memory_queue import REFINE_NICE, memory_jobs
@@ -27,7 +33,26 @@ log = logging.getLogger(__name__)
 class TenantRefiners:
     def __init__(self) -> None:
         self._workers: dict[str, JobWorker] = {}
+        self._devices: dict[int, Callable[[], bool]] = {}  # live device -> whether its perception is behind
         self._lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def device(self, behind: Callable[[], bool]) -> Iterator[None]:
+        """A device streaming for as long as the block runs; `behind()`: whether its perception is late."""
+        key = id(behind)
+        with self._lock:
+            self._devices[key] = behind
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._devices.pop(key, None)
+
+    def behind(self) -> bool:
+        """Whether any live device's perception is behind: the workers then wait before their next pass."""
+        with self._lock:
+            probes = list(self._devices.values())
+        return any(p() for p in probes)
 
     def ensure(self, tenant: str, services: Services) -> bool:
         """The tenant's worker running (started on its first device session); False when the tenant's
@@ -39,7 +64,7 @@ class TenantRefiners:
             worker = self._workers.get(tenant)
             if worker is None or not worker.alive:
                 jobs = memory_jobs(config, services.store, services.manager)
-                self._workers[tenant] = JobWorker(jobs, kind="refine", nice=REFINE_NICE).start()
+                self._workers[tenant] = JobWorker(jobs, behind=self.behind, kind="refine", nice=REFINE_NICE).start()
         return True
 
     def stop(self) -> None:
