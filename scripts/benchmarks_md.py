@@ -803,6 +803,7 @@ def conversation(rec: dict[str, Any]) -> str:
 
 LAYOUTS: dict[str, Callable[[dict[str, Any]], str]] = {
     "conversation": conversation,
+    "conversation_dev": conversation,
     "serve_fleet": serve_fleet,
     "locomo": locomo,
     "realtime": realtime,
@@ -828,6 +829,7 @@ ORDER = (
     "av",
     "extract",
     "conversation",
+    "conversation_dev",
     "store",
     "realtime",
     "realtime_rules",
