@@ -12,7 +12,7 @@ from egomem.config import AskConfig
 from egomem.errors import InputError, NotFoundError
 from egomem.llm.base import LLMError, LLMProvider
 from egomem.retrieval.ask import Asker
-from egomem.retrieval.ask_types import AnswerInput
+from egomem.retrieval.ask_types import AnswerInput, FactFusion
 from egomem.retrieval.dense import EmbeddingCache
 from egomem.retrieval.encoder import TextEncoder
 from egomem.retrieval.search import EpisodeTurn, encode_turns
@@ -239,3 +239,68 @@ def test_answer_from_a_language_model_and_its_fallback(
     assert res.answered_by == "evidence" and any("did not answer (malformed JSON)" in n for n in res.notes)
     res = Asker(store, cache, AskConfig(llm=False), llm=MockAnswerLLM()).ask("What does Anna like?")
     assert res.answered_by == "evidence"
+
+
+def _ask(store: MemoryStore, cache: EmbeddingCache, question: str, weight: float, fold: bool):  # type: ignore[no-untyped-def]
+    fusion = FactFusion(facts_weight=weight, fold_facts=fold)
+    return Asker(store, cache, AskConfig(max_rounds=1), fusion=fusion).ask(question)
+
+
+def _lisbon_fact(store: MemoryStore, home: dict[str, str]) -> str:
+    """A fact extracted from Anna's Lisbon turn (its quoted words are in turn 0 of May's episode)."""
+    fact = Fact(
+        user_id=home["anna"],
+        text="travelled to Lisbon",
+        valid_from=ts("2024-05-07T10:05:00"),
+        source_episode=home["may"],
+        source_text="I just got back from Lisbon",
+    )
+    store.add_fact(fact)
+    return fact.id
+
+
+def test_a_fact_knows_its_source_turn_and_folds_into_it(
+    store: MemoryStore, home: dict[str, str], cache: EmbeddingCache
+) -> None:
+    lisbon = _lisbon_fact(store, home)
+    question = "Who was in Lisbon?"
+    apart = Asker(store, cache, AskConfig(max_rounds=1), fusion=FactFusion(facts_weight=1.0, fold_facts=False)).ask(
+        question
+    )
+    fact = next(e for e in apart.evidence if e.fact_id == lisbon)
+    assert fact.source_turn == 0  # the turn that holds "I just got back from Lisbon"
+    turn_key = f"turn:{home['may']}:0"
+    turn = next(e for e in apart.evidence if e.key == turn_key)
+    # Folded: the source turn takes the better of the two places; one statement keeps one slot.
+    folded = Asker(store, cache, AskConfig(max_rounds=1), fusion=FactFusion(facts_weight=1.0, fold_facts=True)).ask(
+        question
+    )
+    keys = [e.key for e in folded.evidence]
+    assert f"fact:{lisbon}" not in keys and turn_key in keys
+    assert next(e for e in folded.evidence if e.key == turn_key).score == pytest.approx(
+        max(turn.score, fact.score), abs=2e-6
+    )
+    # A fact with no source words, or words no turn holds, has no source turn and stays an item of its own.
+    assert all(e.source_turn is None for e in folded.evidence if e.kind == "fact")
+
+
+def test_facts_weight_ranks_extracted_memory_against_turns(
+    store: MemoryStore, home: dict[str, str], cache: EmbeddingCache
+) -> None:
+    _lisbon_fact(store, home)
+    question = "Who was in Lisbon?"
+    even = Asker(store, cache, AskConfig(max_rounds=1), fusion=FactFusion(facts_weight=1.0, fold_facts=False)).ask(
+        question
+    )
+    low = Asker(store, cache, AskConfig(max_rounds=1), fusion=FactFusion(facts_weight=0.25, fold_facts=False)).ask(
+        question
+    )
+    facts = {e.key: e.score for e in even.evidence if e.kind == "fact"}
+    assert facts
+    for e in low.evidence:
+        if e.kind == "fact":
+            assert e.score == pytest.approx(facts[e.key] * 0.25, abs=2e-6)
+    # The turns keep their scores, so every fact now ranks below the best turn.
+    best_turn = max(e.score for e in low.evidence if e.kind == "turn")
+    assert best_turn == max(e.score for e in even.evidence if e.kind == "turn")
+    assert all(e.score < best_turn for e in low.evidence if e.kind == "fact")

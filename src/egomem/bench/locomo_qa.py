@@ -45,6 +45,7 @@ from egomem.errors import InputError
 from egomem.llm.base import LLMProvider
 from egomem.providers import BuildContext, create
 from egomem.retrieval.ask import Asker
+from egomem.retrieval.ask_types import FactFusion
 from egomem.retrieval.dense import EmbeddingCache
 from egomem.retrieval.encoder import TextEncoder
 from egomem.retrieval.search import TurnCorpus, search
@@ -66,6 +67,16 @@ GRID: dict[str, dict[str, Any]] = {
     "+ feedback 0.3": {"other_episodes_weight": 0.0, "time_weight": 0.0, "feedback_weight": 0.3},
     "+ says-when 0.5, feedback 0.3": {"other_episodes_weight": 0.0, "time_weight": 0.5, "feedback_weight": 0.3},
     "+ says-when 0.5, feedback 0.5": {"other_episodes_weight": 0.0, "time_weight": 0.5, "feedback_weight": 0.5},
+}
+
+# Extracted memory beside the raw turns (retrieval.ask_types.FactFusion; issue 27 item 6), with the
+# round weights above: chosen on dev by mean R@10 over all categories (what `ask` should not lose).
+FUSION_GRID: dict[str, dict[str, Any]] = {
+    "facts ranked as turns (1.0)": {"facts_weight": 1.0, "fold_facts": False},
+    "facts folded into their source turns": {"facts_weight": 1.0, "fold_facts": True},
+    "facts 0.75": {"facts_weight": 0.75, "fold_facts": False},
+    "facts 0.75, folded": {"facts_weight": 0.75, "fold_facts": True},
+    "facts below every turn of the pool (0.5)": {"facts_weight": 0.5, "fold_facts": False},
 }
 
 
@@ -168,12 +179,18 @@ def _found(it: _Conv, evidence: list[Any]) -> list[str]:
     return out
 
 
-def evaluate(items: list[_Conv], cache: EmbeddingCache, config: AskConfig, convs: range | None = None) -> _Scores:
+def evaluate(
+    items: list[_Conv],
+    cache: EmbeddingCache,
+    config: AskConfig,
+    convs: range | None = None,
+    fusion: FactFusion | None = None,
+) -> _Scores:
     scores = _Scores()
     for ci, it in enumerate(items):
         if convs is not None and ci not in convs:
             continue
-        asker = Asker(it.store, cache, config, llm=None, corpus=it.corpus)
+        asker = Asker(it.store, cache, config, llm=None, corpus=it.corpus, fusion=fusion)
         for question, cat, evidence in it.conv.questions:
             t0 = time.perf_counter()
             res = asker.ask(question)
@@ -280,7 +297,20 @@ def run(options: BenchOptions) -> BenchResult:
                 metrics["multi_round"] = {**multi.summary(), "config": product.model_dump(mode="json")}
                 metrics["single_shot"] = {**shot.summary(), "config": single.model_dump(mode="json")}
                 metrics["plain_search"] = {**plain.summary(), "recipe": product.recipe}
-                metrics["selection"] = {"dev_recall_at_10_cat_1_2": grid, "grid": GRID}
+                fusion = (
+                    {
+                        name: evaluate(items, cache, product, DEV, FactFusion(**upd)).mean(DEV)
+                        for name, upd in FUSION_GRID.items()
+                    }
+                    if grid_on
+                    else {}
+                )
+                metrics["selection"] = {
+                    "dev_recall_at_10_cat_1_2": grid,
+                    "grid": GRID,
+                    "fusion_dev_recall_at_10": fusion,
+                    "fusion_grid": FUSION_GRID,
+                }
             if answer_llm != "none":
                 options.report(f"locomo-qa: answers with {answer_llm}")
                 llm, label = _llm(answer_llm)
@@ -393,6 +423,15 @@ def _recall_tables(m: dict[str, Any]) -> list[tuple[str, list[str], list[list[An
                 "[ask] weights on dev 1-5 (mean R@10 of categories 1, 2)",
                 ["grid", "R@10"],
                 [[k, v] for k, v in grid.items()],
+            )
+        )
+    fusion = m["selection"].get("fusion_dev_recall_at_10")
+    if fusion:
+        out.append(
+            (
+                "[ask] facts beside turns on dev 1-5 (mean R@10, all categories)",
+                ["fusion", "R@10"],
+                [[k, v] for k, v in fusion.items()],
             )
         )
     return out

@@ -38,6 +38,7 @@ from egomem.retrieval.ask_types import (
     AnswerOutput,
     AskResult,
     EvidenceItem,
+    FactFusion,
     PersonRef,
     TimeWindow,
 )
@@ -73,6 +74,8 @@ class _Run:
     """One question's rounds: every item found, and the rankings to fuse."""
 
     evidence_n: int
+    facts_weight: float = 1.0
+    fold_facts: bool = False
     items: dict[str, EvidenceItem] = field(default_factory=dict)
     rankings: list[tuple[list[str], float]] = field(default_factory=list)
     people_searched: set[str] = field(default_factory=set)
@@ -92,7 +95,12 @@ class _Run:
     def ranked(self) -> list[EvidenceItem]:
         """All items, best first. Fusion is per kind (turns, facts, relations), each divided by
         the total weight of its kind's rankings: later rounds re-rank within a kind, and a kind
-        searched more often does not crowd out the others."""
+        searched more often does not crowd out the others. Facts are then scaled by
+        `facts_weight` (a relation is not: it answers "who is my sister" and is one item); with
+        `fold_facts` a fact whose source turn was found too gives that turn its place when it
+        ranks higher, so one statement does not fill two evidence slots. (Adding the fact's score
+        to the turn's measured far worse on LoCoMo dev: a person's facts all match a question a
+        little, and lift their turns.)"""
         score: dict[str, float] = {}
         total: dict[str, float] = {}
         for keys, w in self.rankings:
@@ -100,7 +108,14 @@ class _Run:
             total[group] = total.get(group, 0.0) + w
             for r, k in enumerate(keys):
                 score[k] = score.get(k, 0.0) + w / (RRF_K + 1.0 + r)
-        score = {k: v / total[_group(self.items[k])] for k, v in score.items()}
+        for k, v in score.items():
+            group = _group(self.items[k])
+            score[k] = v / total[group] * (self.facts_weight if group == "fact" else 1.0)
+        if self.fold_facts:
+            for k, it in self.items.items():
+                source = f"turn:{it.episode_id}:{it.source_turn}"
+                if it.kind == "fact" and it.source_turn is not None and k in score and source in score:
+                    score[source] = max(score[source], score.pop(k))
         order = sorted(score, key=lambda k: -score[k])
         return [self.items[k].model_copy(update={"score": round(score[k], 6)}) for k in order]
 
@@ -122,8 +137,10 @@ class Asker:
         corpus: TurnCorpus | None = None,
         report: Callable[[str], None] | None = None,
         admins: Sequence[str] = (),
+        fusion: FactFusion | None = None,
     ) -> None:
         self.store = store
+        self.fusion = fusion or FactFusion()
         # People who may hear others' sensitive facts ([privacy] admins); a question with no asking
         # person (the operator's CLI or API key) is an admin's. Set per question in `ask`.
         self.admins = frozenset(admins)
@@ -135,6 +152,7 @@ class Asker:
         self.recipe = recipe_of(self.config)
         self.llm = llm
         self._corpora: dict[float | None, TurnCorpus] = {}
+        self._turn_texts: dict[float | None, dict[str, list[tuple[int, str]]]] = {}
         if corpus is not None:
             self._corpora[None] = corpus
 
@@ -157,7 +175,7 @@ class Asker:
         if people.missing and not people.others:
             return self._empty(result, " or ".join(dict.fromkeys(people.missing)))
         window = self._window(q, ref, as_of, people, result)
-        run = _Run(self.config.evidence)
+        run = _Run(self.config.evidence, self.fusion.facts_weight, self.fusion.fold_facts)
         query = search_text(q, people)
         self.report("searching memory (round 1)")
         self._round_one(run, query, people, user_id, window, as_of)
@@ -378,9 +396,24 @@ class Asker:
                     person=users.get(f.user_id),
                     episode_id=f.source_episode,
                     fact_id=f.id,
+                    source_turn=self._source_turn(f, as_of),
                 )
             )
         return out
+
+    def _source_turn(self, fact: Fact, as_of: float | None) -> int | None:
+        """The turn of the fact's episode that holds the words it was extracted from."""
+        quote = _norm(fact.source_text or "")
+        if not fact.source_episode or not quote:
+            return None
+        texts = self._turn_texts.get(as_of)
+        if texts is None:
+            texts = self._turn_texts[as_of] = {}
+            for u in self.corpus(as_of).units:
+                if u.turn_index is not None and u.text.strip():
+                    texts.setdefault(u.episode.id, []).append((u.turn_index, _norm(u.text)))
+        turns = texts.get(fact.source_episode, [])
+        return next((i for i, text in turns if quote in text or text in quote), None)
 
     def _may_quote(self, text: str, person_id: str | None, participants: list[str]) -> bool:
         """A turn's words are another person's sensitive words when they would be a sensitive fact: only
@@ -502,6 +535,10 @@ class Asker:
 
 def _group(it: EvidenceItem) -> str:
     return "turn" if it.kind in ("turn", "summary") else it.kind
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.lower().split())
 
 
 def _short(text: str, n: int = 120) -> str:
