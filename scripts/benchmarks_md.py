@@ -282,6 +282,18 @@ SUMMARY: tuple[Row, ...] = (
         fmt="{:.1f}",
     ),
     Row(
+        "spoken conversations, dev (where rules and prompts are chosen), local LLM from audio: fact recall / "
+        "precision / relations / false memories per session / merges",
+        "conversation_dev",
+        (
+            "dev.local.audio.fact_recall",
+            "dev.local.audio.fact_precision",
+            "dev.local.audio.relation_recall",
+            "dev.local.audio.false_memories_per_session",
+            "dev.local.audio.merges",
+        ),
+    ),
+    Row(
         "spoken conversations, test, rules from audio: fact recall / false memories per session",
         "conversation",
         ("test.rules.audio.fact_recall", "test.rules.audio.false_memories_per_session"),
