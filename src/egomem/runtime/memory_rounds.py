@@ -283,11 +283,22 @@ class MemoryRounds:
         # short session is attributed by what the polls decided just after it too.
         return self.log.present_during(start, end, lag_s=3 * self.poll_interval_s)
 
+    def _turn_user(self, start: float, end: float) -> str | None:
+        """Who said a turn its voice did not move: the current user of the latest poll during it or
+        one poll after it (identity is confirmed a poll or two after a person appears). Not the
+        session's user: a session can span two visits (the next person comes within the trigger's
+        gap), and the majority of its polls would write the second person's turns onto the first."""
+        user = self.log.present_at(start, end + self.poll_interval_s)
+        if user is not None and self.privacy is not None:  # privacy hook: a pending id that agreed
+            user = self.privacy.gate.resolve(user)
+        return user
+
     def _finish_session(self, start: float, end: float) -> None:
         """Memory for one session. With several people in it (turns attributed to another
-        enrolled person by voice), each person's turns are their own session text, with all
-        the assistant's lines for context, so each person's facts land on them and what one
-        says about another ("this is my husband Ben") links the speaker to that person."""
+        enrolled person by voice, or said while another person was the current user), each
+        person's turns are their own session text, with all the assistant's lines for context,
+        so each person's facts land on them and what one says about another ("this is my husband
+        Ben") links the speaker to that person."""
         heard = self.log.heard_overlapping(start, end)
         said = self.log.said_between(start, end + 1.0)
         user = self._present_during(start, end)
@@ -296,7 +307,9 @@ class MemoryRounds:
         self.finished.append((start, end, user))
         by_person: dict[str | None, list[tuple[float, float, str]]] = {}
         for h in heard:
-            by_person.setdefault(h.speaker or user, []).append((h.start, h.end, h.text))
+            by_person.setdefault(h.speaker or self._turn_user(h.start, h.end) or user, []).append(
+                (h.start, h.end, h.text)
+            )
         unknown = by_person.pop(UNKNOWN_VOICE, [])
         if unknown:
             what = f"{len(unknown)} turn(s) by an unknown voice kept out of memory"
@@ -309,7 +322,7 @@ class MemoryRounds:
             if self.privacy is not None and self.privacy.keeps_out(person):  # privacy hook
                 self.timeline.add(end, "memory", op="SKIPPED", user=None, text="no consent: kept out of memory")
                 continue
-            self._process_session(start, end, person, own, said)
+            self._process_session(start, end, person, own, said, own_span=len(by_person) > 1)
 
     def _process_session(
         self,
@@ -318,12 +331,17 @@ class MemoryRounds:
         user: str | None,
         heard: list[tuple[float, float, str]],
         said: list[tuple[float, str]],
+        *,
+        own_span: bool = False,
     ) -> None:
+        """One person's session to memory. `own_span`: one of several people's, dated from their first
+        turn to their last (a session spanning two visits holds two episodes, each when its person spoke)."""
         turns = [Turn(speaker="user", text=x, start=s, end=e) for s, e, x in heard]
         turns += [Turn(speaker="assistant", text=x, start=t, end=t) for t, x in said]
         turns.sort(key=lambda tr: tr.start or 0.0)
         wall = self.stream.wall
-        session = SessionText.dated(wall(start), wall(end), turns, user_name=self.names.name_of(user))
+        first, last = (min(s for s, _, _ in heard), max(e for _, e, _ in heard)) if own_span and heard else (start, end)
+        session = SessionText.dated(wall(first), wall(last), turns, user_name=self.names.name_of(user))
         ident = self.unsure.identification(user) if self.unsure is not None else _known(user)
         if self.jobs is None or self._lockstep:  # wait for it: a lockstep run stays repeatable
             outcome = self.hand_over(session, ident)
