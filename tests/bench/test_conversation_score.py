@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from egomem.bench.convo.drive import _map_episodes
+from egomem.bench.convo.media import RenderedDay, Visit
 from egomem.bench.convo.score import Observation, metrics, score, states
-from egomem.schemas import Fact, FactKind, Relation
+from egomem.schemas import Episode, Fact, FactKind, Relation
 from egomem.store.sqlite import SQLiteStore
 from egomem_eval.convo.bank import JOBS, Person
 from egomem_eval.convo.scenario import GoldChange, GoldFact, GoldRelation, Level2, Scenario, Session, Utterance
@@ -113,3 +117,26 @@ def test_matching_rule_polarity_of_dislikes() -> None:
     dislike = _fact("d", "Anna", "dislike", (("olive",),), negative=True)
     assert states("hates olives", dislike) and states("doesn't like olives", dislike)
     assert not states("likes olives", dislike)
+
+
+def test_an_episode_holding_two_visits_turns_maps_to_both_people(store: SQLiteStore) -> None:
+    """`bench conversation` maps each episode to the visits whose speech it holds: an episode with
+    Anna's and Ben's turns (one session spanning both visits, written onto Anna) counts as a merge."""
+    anna = store.create_user("Anna").id
+    origin = 1000.0
+    day = RenderedDay(
+        Path("day1.mp4"),
+        111.0,
+        [Visit("Anna", 3.0, 58.0, [(5.0, 8.0), (50.0, 54.0)]), Visit("Ben", 64.0, 111.0, [(66.0, 68.0)])],
+    )
+    both = store.add_episode(Episode(start=origin + 4.96, end=origin + 110.56, participants=[anna])).id
+    obs = Observation(person_users={"Anna": set(), "Ben": set()})
+    _map_episodes(day, store, origin, [both], obs)
+    assert obs.person_users == {"Anna": {anna}, "Ben": {anna}}
+    tally = score(_scenario(), store, obs)
+    assert tally.total("merges") == 1
+    # An episode of Anna's own turns (ending before Ben spoke) maps to her alone.
+    own = store.add_episode(Episode(start=origin + 4.96, end=origin + 60.0, participants=[anna])).id
+    obs = Observation(person_users={"Anna": set(), "Ben": set()})
+    _map_episodes(day, store, origin, [own], obs)
+    assert obs.person_users == {"Anna": {anna}, "Ben": set()}

@@ -137,9 +137,15 @@ def _map_episodes(rd: RenderedDay, store: MemoryStore, origin: float, episodes: 
     for eid in episodes:
         ep = store.get_episode(eid)
         s, e = ep.start - origin, ep.end - origin
-        best = max(rd.visits, key=lambda v: _overlap(s, e, v.start, v.end))
-        if _overlap(s, e, best.start, best.end) > 0:
-            obs.person_users[best.person].update(u for u in ep.participants if u in users)
+        # Every visit whose speech it holds (half a turn or more): an episode holding two people's
+        # turns maps its user to both, which the scorer counts as a merge (before, only the visit it
+        # overlapped most, so a second visitor's life written onto the first went uncounted).
+        holders = [v for v in rd.visits if any(_overlap(s, e, a, b) >= 0.5 * (b - a) for a, b in v.turns)]
+        if not holders:
+            best = max(rd.visits, key=lambda v: _overlap(s, e, v.start, v.end))
+            holders = [best] if _overlap(s, e, best.start, best.end) > 0 else []
+        for v in holders:
+            obs.person_users[v.person].update(u for u in ep.participants if u in users)
 
 
 def _dialog_day2(sc: Scenario, rd: RenderedDay, timeline: Timeline, obs: Observation) -> None:
