@@ -259,6 +259,11 @@ class EgoMem:
         end -> memory committed, p50/p95, wall clock); None when the agent has no queue."""
         return None if self.memory.jobs is None else self.memory.jobs.jobs.stats()
 
+    def perception_behind(self) -> bool:
+        """Whether the stream loop runs late, by the memory queue's measure (never in a lockstep replay,
+        never without a queue): work that may wait (the model's passes) yields while it is."""
+        return self.memory.jobs is not None and self.memory.jobs.behind()
+
     def visitor_keys(self) -> ConsentGate | None:
         """The in-memory keys of people not (yet) remembered, which retention drops at the day's end."""
         return None if self._privacy is None else self._privacy.gate

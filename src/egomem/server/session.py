@@ -22,7 +22,6 @@ import contextlib
 import io
 import json
 import time
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -146,7 +145,7 @@ async def stream(ws: WebSocket) -> None:
     wall0 = time.perf_counter()
     reason = "end"
     try:
-        with app.state.refiners.device(_perception_behind(agent)):  # the model's passes yield to it
+        with app.state.refiners.device(agent.perception_behind):  # the model's passes yield to it
             reason = await _receive(ws, agent, asm, outbox, lockstep)
     finally:
         tail = asm.steps(final=True)
@@ -232,12 +231,6 @@ def _build(app: Any, tenant: str, timeline: Timeline, model: RemoteModel | None)
     refined_by_tenant = app.state.refiners.ensure(tenant, services)  # the model's passes, after `done`
     # consent: `ask` unless [privacy] consent says otherwise
     return build_agent(services, timeline, model=model, command="serve", refine_here=not refined_by_tenant)
-
-
-def _perception_behind(agent: EgoMem) -> Callable[[], bool]:
-    """Whether the agent's stream loop runs late (its memory queue's measure; never in a lockstep replay)."""
-    queue = agent.memory.jobs
-    return queue.behind if queue is not None else (lambda: False)
 
 
 def _services(app: Any, tenant: str) -> Services:
