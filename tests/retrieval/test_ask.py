@@ -12,7 +12,7 @@ from egomem.config import AskConfig
 from egomem.errors import InputError, NotFoundError
 from egomem.llm.base import LLMError, LLMProvider
 from egomem.retrieval.ask import Asker
-from egomem.retrieval.ask_types import AnswerInput, FactFusion
+from egomem.retrieval.ask_types import AnswerInput, AskResult, FactFusion
 from egomem.retrieval.dense import EmbeddingCache
 from egomem.retrieval.encoder import TextEncoder
 from egomem.retrieval.search import EpisodeTurn, encode_turns
@@ -241,7 +241,7 @@ def test_answer_from_a_language_model_and_its_fallback(
     assert res.answered_by == "evidence"
 
 
-def _ask(store: MemoryStore, cache: EmbeddingCache, question: str, weight: float, fold: bool):  # type: ignore[no-untyped-def]
+def _ask(store: MemoryStore, cache: EmbeddingCache, question: str, weight: float, fold: bool) -> AskResult:
     fusion = FactFusion(facts_weight=weight, fold_facts=fold)
     return Asker(store, cache, AskConfig(max_rounds=1), fusion=fusion).ask(question)
 
@@ -264,17 +264,13 @@ def test_a_fact_knows_its_source_turn_and_folds_into_it(
 ) -> None:
     lisbon = _lisbon_fact(store, home)
     question = "Who was in Lisbon?"
-    apart = Asker(store, cache, AskConfig(max_rounds=1), fusion=FactFusion(facts_weight=1.0, fold_facts=False)).ask(
-        question
-    )
+    apart = _ask(store, cache, question, 1.0, False)
     fact = next(e for e in apart.evidence if e.fact_id == lisbon)
     assert fact.source_turn == 0  # the turn that holds "I just got back from Lisbon"
     turn_key = f"turn:{home['may']}:0"
     turn = next(e for e in apart.evidence if e.key == turn_key)
     # Folded: the source turn takes the better of the two places; one statement keeps one slot.
-    folded = Asker(store, cache, AskConfig(max_rounds=1), fusion=FactFusion(facts_weight=1.0, fold_facts=True)).ask(
-        question
-    )
+    folded = _ask(store, cache, question, 1.0, True)
     keys = [e.key for e in folded.evidence]
     assert f"fact:{lisbon}" not in keys and turn_key in keys
     assert next(e for e in folded.evidence if e.key == turn_key).score == pytest.approx(
@@ -289,12 +285,8 @@ def test_facts_weight_ranks_extracted_memory_against_turns(
 ) -> None:
     _lisbon_fact(store, home)
     question = "Who was in Lisbon?"
-    even = Asker(store, cache, AskConfig(max_rounds=1), fusion=FactFusion(facts_weight=1.0, fold_facts=False)).ask(
-        question
-    )
-    low = Asker(store, cache, AskConfig(max_rounds=1), fusion=FactFusion(facts_weight=0.25, fold_facts=False)).ask(
-        question
-    )
+    even = _ask(store, cache, question, 1.0, False)
+    low = _ask(store, cache, question, 0.25, False)
     facts = {e.key: e.score for e in even.evidence if e.kind == "fact"}
     assert facts
     for e in low.evidence:
