@@ -296,3 +296,17 @@ def test_facts_weight_ranks_extracted_memory_against_turns(
     best_turn = max(e.score for e in low.evidence if e.kind == "turn")
     assert best_turn == max(e.score for e in even.evidence if e.kind == "turn")
     assert all(e.score < best_turn for e in low.evidence if e.kind == "fact")
+
+
+def test_relations_are_scaled_like_facts_so_the_answer_outranks_the_link(
+    store: MemoryStore, cache: EmbeddingCache
+) -> None:
+    """What does my sister like? The relation only says who she is; her fact answers. Scaling
+    facts alone against turns put the relation first (CI caught it through the REST and MCP tests)."""
+    tom, anna = store.create_user("Tom").id, store.create_user("Anna").id
+    store.add_relation(Relation(subject_id=tom, relation="sister", object_id=anna))
+    store.add_fact(Fact(user_id=anna, text="likes green tea"))
+    for fusion in (FactFusion(), FactFusion(facts_weight=1.0, fold_facts=False)):
+        res = Asker(store, cache, AskConfig(llm=False), fusion=fusion).ask("What does my sister like?", user_id=tom)
+        assert [e.kind for e in res.evidence[:2]] == ["fact", "relation"]
+        assert res.evidence[0].quote == "likes green tea"

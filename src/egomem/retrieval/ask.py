@@ -95,8 +95,10 @@ class _Run:
     def ranked(self) -> list[EvidenceItem]:
         """All items, best first. Fusion is per kind (turns, facts, relations), each divided by
         the total weight of its kind's rankings: later rounds re-rank within a kind, and a kind
-        searched more often does not crowd out the others. Facts are then scaled by
-        `facts_weight` (a relation is not: it answers "who is my sister" and is one item); with
+        searched more often does not crowd out the others. Facts and relations, the statements
+        extraction wrote, are then scaled by `facts_weight` against the raw turns; the two
+        are scaled alike, so "what does my sister like" still ranks her fact above the
+        relation that only says who she is (scaling facts alone put the relation first); with
         `fold_facts` a fact whose source turn was found too gives that turn its place when it
         ranks higher, so one statement does not fill two evidence slots. (Adding the fact's score
         to the turn's measured far worse on LoCoMo dev: a person's facts all match a question a
@@ -110,7 +112,7 @@ class _Run:
                 score[k] = score.get(k, 0.0) + w / (RRF_K + 1.0 + r)
         for k, v in score.items():
             group = _group(self.items[k])
-            score[k] = v / total[group] * (self.facts_weight if group == "fact" else 1.0)
+            score[k] = v / total[group] * (1.0 if group == "turn" else self.facts_weight)
         if self.fold_facts:
             for k, it in self.items.items():
                 source = f"turn:{it.episode_id}:{it.source_turn}"

@@ -33,11 +33,12 @@ class FactFusion(_Model):
     """How `ask` ranks extracted facts beside the raw turns they came from (typed search data,
     like the recipes of retrieval/search_config.py; chosen on LoCoMo dev, docs/benchmarks/locomo-qa.md).
 
-    Facts' fused scores are scaled by `facts_weight` against the turns' (0.5: after every turn of
-    a round's pool; 1: side by side). With `fold_facts` a fact whose source turn was found too does
-    not take a second evidence slot: the turn keeps the better of the two places. On LoCoMo dev every
-    weight that let rules-extracted facts into the best 10 lowered evidence recall (R@10 1.0: 0.741,
-    0.75: 0.778, 0.5: 0.779): a fact mostly restates a turn the search finds anyway."""
+    Facts' and relations' fused scores (what extraction wrote) are scaled by `facts_weight`
+    against the turns' (0.5: after every turn of a round's pool; 1: side by side). With
+    `fold_facts` a fact whose source turn was found too does not take a second evidence slot:
+    the turn keeps the better of the two places. On LoCoMo dev every weight that let
+    rules-extracted facts into the best 10 lowered evidence recall (R@10 1.0: 0.741, 0.75: 0.778,
+    0.5: 0.779): a fact mostly restates a turn the search finds anyway."""
 
     facts_weight: float = Field(default=0.5, ge=0.0)
     fold_facts: bool = True
