@@ -296,6 +296,16 @@ def retractions(s: str, c: Collector) -> bool:
             c.add("preference", f"{verb.lower()}s {third_person(what)}", 0.5, retract=True)
             c.add("preference", f"no longer {verb.lower()}s {third_person(what)}", 0.4)
             return True
+    # "I've lost interest in X": a liking has ended, whatever verb stored it (its slot closes).
+    lost = re.search(
+        rf"{_I}(?:'ve| have)? (?:kind of |sort of |completely )?lost (?:all )?interest in ([^,.;!?]+)", s, re.I
+    )
+    if lost:
+        what = clean_object(lost.group(1), 6)
+        if what and what.split()[0].lower() not in _PRONOUN_OBJECTS:
+            c.add("preference", f"likes {third_person(what)}", 0.5, retract=True)
+            c.add("preference", f"lost interest in {third_person(what)}", 0.4)
+            return True
     gone = re.search(rf"{_I} (?:don't|do not|no longer) (?:have|own) an? (" + _PETS + r"|car|bike)\b", s, re.I)
     if gone:
         c.add("fact", f"has a {gone.group(1).lower()}", 0.6, retract=True)
