@@ -267,6 +267,11 @@ class AskConfig(_Section):
     time_weight: float = Field(default=0.5, ge=0.0)  # "when" questions: turns that mention a time
     feedback_weight: float = Field(default=0.5, ge=0.0)  # the question plus the best item's words
     people_weight: float = Field(default=0.5, ge=0.0)  # facts of people named in the evidence
+    # Extracted memory beside the raw turns (retrieval.ask_types.FactFusion): facts' and relations'
+    # fused scores scaled against the turns' (0.5: after every turn of a round's pool), and a fact
+    # whose source turn was found too folded into it (one statement, one evidence slot).
+    facts_weight: float = Field(default=0.5, ge=0.0)
+    fold_facts: bool = True
     llm: bool = True  # answer with the configured LLM (False: the best evidence itself)
 
 

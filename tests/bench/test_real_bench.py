@@ -20,6 +20,7 @@ from egomem.bench._real_score import (
     dropped_turns,
     held_dropped_turns,
     identity_across,
+    memory_merges,
     merge_turns,
     repeated_phrase,
     score_facts,
@@ -53,6 +54,17 @@ def test_two_true_speakers_in_one_person_is_a_merge() -> None:
     pm = assign_people(REF, _hyp("u1", "u1"), ["u1"])
     assert pm.merges == 1 and pm.merged == [["diane", "sheila"]]
     assert pm.splits == 0
+
+
+def test_a_merge_counts_for_memory_only_when_its_turns_were_kept() -> None:
+    # Held in an unsure placeholder and dropped: a merge of attribution, nothing written.
+    assert memory_merges(REF, _hyp("unsure", "unsure", kept=False), ["unsure"]) == 0
+    assert assign_people(REF, _hyp("unsure", "unsure", kept=False), ["unsure"]).merges == 1
+    # Kept: Sheila's words are in Diane's memory.
+    assert memory_merges(REF, _hyp("u1", "u1"), ["u1"]) == 1
+    # One kept, one held: each true person's kept speech is on one person; no merge in memory.
+    hyp = [HypTurn(0.5, 9.5, "a", "u1", True), HypTurn(10.5, 19.5, "b", "u1", False)]
+    assert memory_merges(REF, hyp, ["u1"]) == 0
 
 
 def test_one_speaker_over_two_persons_is_a_split_and_a_ghost_maps_to_no_one() -> None:
@@ -177,6 +189,7 @@ def test_pooled_weights_by_words_and_seconds() -> None:
     p = pooled(per)
     assert p["wer"] == 0.1 and p["base_wer"] == 0.2 and p["der"] == pytest.approx(0.4) and p["rtf"] == 0.5
     assert (p["fact_recall"], p["fact_precision"], p["dropped_turns"], p["merges"]) == (0.5, 0.25, 1, 1)
+    assert p["memory_merges"] == 0  # absent from both recordings' rows: none counted
 
 
 def test_annotation_errors_are_clear(tmp_path: Path) -> None:

@@ -87,6 +87,10 @@ CHANGES_WRITTEN_FROM: list[tuple[str, set[Item]]] = [
         },
     ),
     (
+        "I've lost interest in chess.",
+        {("preference", "likes chess", "retract"), ("preference", "lost interest in chess", "")},
+    ),
+    (
         "I left my old job, now I'm a journalist.",
         {
             ("fact", "works as their former job", "retract"),

@@ -48,6 +48,9 @@ def test_job_workplace_home() -> None:
     assert _texts("I work as a nurse at St Mary's hospital.") == ["works as a nurse", "works at St Mary's hospital"]
     assert _texts("I'm a software engineer.") == ["works as a software engineer"]
     assert _texts("I'm a big fan of jazz.") == []
+    # Said as their work, any noun is the job (ASR often splits "firefighter"); unframed, not.
+    assert _texts("For work, I'm a fire fighter.") == ["works as a fire fighter"]
+    assert _texts("I'm a fighter.") == []
     assert _texts("I live in Lyon and I love it.") == ["lives in Lyon"]
     assert _texts("I moved to Paris last month.") == ["lives in Paris"]
     assert _texts("I'm from Brazil.") == ["is from Brazil"]

@@ -306,7 +306,7 @@ def test_relations_are_scaled_like_facts_so_the_answer_outranks_the_link(
     tom, anna = store.create_user("Tom").id, store.create_user("Anna").id
     store.add_relation(Relation(subject_id=tom, relation="sister", object_id=anna))
     store.add_fact(Fact(user_id=anna, text="likes green tea"))
-    for fusion in (FactFusion(), FactFusion(facts_weight=1.0, fold_facts=False)):
-        res = Asker(store, cache, AskConfig(llm=False), fusion=fusion).ask("What does my sister like?", user_id=tom)
+    for config in (AskConfig(llm=False), AskConfig(llm=False, facts_weight=1.0, fold_facts=False)):
+        res = Asker(store, cache, config).ask("What does my sister like?", user_id=tom)
         assert [e.kind for e in res.evidence[:2]] == ["fact", "relation"]
         assert res.evidence[0].quote == "likes green tea"

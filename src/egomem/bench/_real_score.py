@@ -7,7 +7,9 @@ memory it wrote), so each can be tested by feeding it a wrong answer:
 - `assign_people`: each person the product created is mapped to the true speaker whose speech
   most of theirs overlaps; a true speaker belongs to the person holding most of their matched
   speech. A person holding two true speakers is a merge, a true speaker spread over two persons
-  a split.
+  a split. `memory_merges` counts the merges over the turns kept in stored sessions only: a
+  merge into a held placeholder (an unsure speaker whose session was dropped) writes no one's
+  words onto anyone, one over kept turns does.
 - `score_facts` (strict): a remembered fact is right only when it is on the person mapped to the
   annotated fact's owner and carries every keyword group of that fact; a fact on the wrong person,
   on a person who is no one, or not in the annotation is false.
@@ -151,6 +153,11 @@ def assign_people(
         merged=merged,
         split=split,
     )
+
+
+def memory_merges(ref: Sequence[RefTurn], hyp: Sequence[HypTurn], persons: Iterable[str]) -> int:
+    """Merges among the turns that reached memory (see the module docstring)."""
+    return assign_people(ref, [t for t in hyp if t.kept], persons).merges
 
 
 def identity_across(recordings: Iterable[tuple[str, dict[str, str | None], bool]]) -> dict[str, Any]:

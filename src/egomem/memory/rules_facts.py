@@ -45,6 +45,9 @@ _JOB_VERBS: list[tuple[str, str]] = [
     (r"bake (?:bread|cakes|pastries) for a living", "baker"),
     (r"deliver (?:mail|post|letters|parcels|packages)", "delivery worker"),
 ]
+# "For work, I'm a fire fighter": the speaker says it is their work, so any noun is the job (the
+# suffix and not-a-job checks guard plain "I'm a ..." sentences, which are often not about work).
+_WORK_FRAME = re.compile(r"\b(?:for work|for a living|by profession|by trade|professionally)\b", re.I)
 _HOBBY = re.compile(r"\b(?:for fun|as a hobby|in my (?:free|spare) time|sometimes|on weekends|at weekends)\b", re.I)
 
 
@@ -64,7 +67,7 @@ def work(s: str, c: Collector) -> bool:
     )
     if job is None:
         job = re.search(rf"\b(?:i'm|i am) (?:now )?an? ([a-z][\w-]*(?: [a-z][\w-]*)?){_OBJ_END}", s, re.I)
-        if job and (job.group(1).split()[-1].lower() in _NOT_JOBS or not _JOB_SUFFIX.search(job.group(1).lower())):
+        if job and not _WORK_FRAME.search(s) and not _looks_like_job(job.group(1)):
             job = None
     if job is None:
         # "I've become a dentist", "I became a nurse": a new job, so a change.
@@ -74,7 +77,7 @@ def work(s: str, c: Collector) -> bool:
             s,
             re.I,
         )
-        if job and (job.group(1).split()[-1].lower() in _NOT_JOBS or not _JOB_SUFFIX.search(job.group(1).lower())):
+        if job and not _WORK_FRAME.search(s) and not _looks_like_job(job.group(1)):
             job = None
         changed = changed or job is not None
     if job:
@@ -114,6 +117,10 @@ _PLACE_DETAIL = re.compile(
     r"last|two|three|a few|about|a couple)\b.*$",
     re.I,
 )
+
+
+def _looks_like_job(noun: str) -> bool:
+    return noun.split()[-1].lower() not in _NOT_JOBS and bool(_JOB_SUFFIX.search(noun.lower()))
 
 
 def _without_duration(obj: str) -> str:
@@ -295,6 +302,16 @@ def retractions(s: str, c: Collector) -> bool:
             # The liking's slot (pref:<thing>) closes whatever verb stored it ("likes", "loves", "enjoys").
             c.add("preference", f"{verb.lower()}s {third_person(what)}", 0.5, retract=True)
             c.add("preference", f"no longer {verb.lower()}s {third_person(what)}", 0.4)
+            return True
+    # "I've lost interest in X": a liking has ended, whatever verb stored it (its slot closes).
+    lost = re.search(
+        rf"{_I}(?:'ve| have)? (?:kind of |sort of |completely )?lost (?:all )?interest in ([^,.;!?]+)", s, re.I
+    )
+    if lost:
+        what = clean_object(lost.group(1), 6)
+        if what and what.split()[0].lower() not in _PRONOUN_OBJECTS:
+            c.add("preference", f"likes {third_person(what)}", 0.5, retract=True)
+            c.add("preference", f"lost interest in {third_person(what)}", 0.4)
             return True
     gone = re.search(rf"{_I} (?:don't|do not|no longer) (?:have|own) an? (" + _PETS + r"|car|bike)\b", s, re.I)
     if gone:

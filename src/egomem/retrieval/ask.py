@@ -74,8 +74,7 @@ class _Run:
     """One question's rounds: every item found, and the rankings to fuse."""
 
     evidence_n: int
-    facts_weight: float = 1.0
-    fold_facts: bool = False
+    fusion: FactFusion
     items: dict[str, EvidenceItem] = field(default_factory=dict)
     rankings: list[tuple[list[str], float]] = field(default_factory=list)
     people_searched: set[str] = field(default_factory=set)
@@ -112,8 +111,8 @@ class _Run:
                 score[k] = score.get(k, 0.0) + w / (RRF_K + 1.0 + r)
         for k, v in score.items():
             group = _group(self.items[k])
-            score[k] = v / total[group] * (1.0 if group == "turn" else self.facts_weight)
-        if self.fold_facts:
+            score[k] = v / total[group] * (1.0 if group == "turn" else self.fusion.facts_weight)
+        if self.fusion.fold_facts:
             for k, it in self.items.items():
                 source = f"turn:{it.episode_id}:{it.source_turn}"
                 if it.kind == "fact" and it.source_turn is not None and k in score and source in score:
@@ -142,7 +141,6 @@ class Asker:
         fusion: FactFusion | None = None,
     ) -> None:
         self.store = store
-        self.fusion = fusion or FactFusion()
         # People who may hear others' sensitive facts ([privacy] admins); a question with no asking
         # person (the operator's CLI or API key) is an admin's. Set per question in `ask`.
         self.admins = frozenset(admins)
@@ -151,6 +149,7 @@ class Asker:
         self.report: Callable[[str], None] = report or (lambda _text: None)
         self.cache = cache
         self.config = config or AskConfig()
+        self.fusion = fusion or FactFusion(facts_weight=self.config.facts_weight, fold_facts=self.config.fold_facts)
         self.recipe = recipe_of(self.config)
         self.llm = llm
         self._corpora: dict[float | None, TurnCorpus] = {}
@@ -177,7 +176,7 @@ class Asker:
         if people.missing and not people.others:
             return self._empty(result, " or ".join(dict.fromkeys(people.missing)))
         window = self._window(q, ref, as_of, people, result)
-        run = _Run(self.config.evidence, self.fusion.facts_weight, self.fusion.fold_facts)
+        run = _Run(self.config.evidence, self.fusion)
         query = search_text(q, people)
         self.report("searching memory (round 1)")
         self._round_one(run, query, people, user_id, window, as_of)

@@ -31,7 +31,8 @@ class PersonRef(_Model):
 
 class FactFusion(_Model):
     """How `ask` ranks extracted facts beside the raw turns they came from (typed search data,
-    like the recipes of retrieval/search_config.py; chosen on LoCoMo dev, docs/benchmarks/locomo-qa.md).
+    like the recipes of retrieval/search_config.py; set by `[ask]`, chosen on LoCoMo dev,
+    docs/benchmarks/locomo-qa.md).
 
     Facts' and relations' fused scores (what extraction wrote) are scaled by `facts_weight`
     against the turns' (0.5: after every turn of a round's pool; 1: side by side). With
@@ -40,8 +41,8 @@ class FactFusion(_Model):
     rules-extracted facts into the best 10 lowered evidence recall (R@10 1.0: 0.741, 0.75: 0.778,
     0.5: 0.779): a fact mostly restates a turn the search finds anyway."""
 
-    facts_weight: float = Field(default=0.5, ge=0.0)
-    fold_facts: bool = True
+    facts_weight: float = Field(ge=0.0)  # the defaults are [ask]'s (config.AskConfig)
+    fold_facts: bool
 
 
 class TimeWindow(_Model):
