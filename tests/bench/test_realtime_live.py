@@ -31,6 +31,7 @@ def test_memory_lag_runs_from_the_step_that_held_the_sessions_end() -> None:
     clock = _clock(fed, fed)
     clock.written = [(12.0, 4.0), (70.0, 10.0)]  # written at wall 12 s and 70 s; sessions ended at 4 s and 10 s
     assert clock.memory_lag() == pytest.approx([12.0 - 4.01, 70.0 - 10.01])
+    assert clock.lag_by_session() == [[4.0, 8.0], [10.0, 60.0]]
     assert clock.fed_at(1e9) == fed[-1]  # past the stream's end: its last step
 
 

@@ -230,6 +230,10 @@ class _LiveClock:
         first write; `refined`: the model's pass that followed it)."""
         return [w - self.fed_at(end) for w, end in (self.refined if refined else self.written)]
 
+    def lag_by_session(self) -> list[list[float]]:
+        """[the session's end in stream s, its memory lag in wall s] per written session, in write order."""
+        return [[round(end, 1), round(lag, 1)] for (_, end), lag in zip(self.written, self.memory_lag(), strict=True)]
+
 
 def _pct(xs: Any, q: float) -> float | None:
     arr = np.asarray(xs, dtype=float)
@@ -341,6 +345,9 @@ def run_seed(
         perception_lag_s_p95=_pct(lag, 95),
         memory_lag_s_p50=_pct(memory_lag, 50),
         memory_lag_s_p95=_pct(memory_lag, 95),
+        # Each written session's end (stream s) and its lag (wall s), in the order written: which
+        # job a slow write waited behind.
+        memory_lag_by_session=clock.lag_by_session() if live else [],
         # memory.model_pass = "after": the model's pass over each session the rules wrote first.
         sessions_refined=len(clock.refined),
         refine_lag_s_p50=_pct(refine_lag, 50),
