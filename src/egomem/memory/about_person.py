@@ -9,6 +9,9 @@ and the update agent: what reaches memory is about the person, as they said it.
   like to learn tennis") becomes the plan fact ("wants to learn tennis"), or is dropped when the
   wish is no plan ("I'd love to play tennis someday"); memory/wishes.py. A plan a model wrote
   as a preference ("wants to learn tennis") is stored as the fact it is, as the rules write it.
+- A fact or preference that states as holding what its source says has ended ("enjoys
+  crossword puzzles" from "I no longer enjoy crossword puzzles") is dropped; an item that says
+  a state ended ("no longer makes cakes") also retracts the state (memory/polarity.py).
 
 Every change is returned with its reason, for the episode's log and the timeline.
 """
@@ -20,10 +23,12 @@ from dataclasses import dataclass
 from egomem.memory import statements
 from egomem.memory.assistant_subject import about_assistant, without_assistant
 from egomem.memory.items import ExtractedItem, SessionText
+from egomem.memory.polarity import asserts_what_ended, retraction_of
 from egomem.memory.wishes import is_plan_text, liking_from_wish
 
 ABOUT_ASSISTANT = "about the assistant, not the person"
 WISH_NOT_LIKING = "a wish or plan, not a liking"
+ENDED_NOT_HELD = "its source says this has ended"
 
 
 @dataclass(frozen=True)
@@ -41,6 +46,7 @@ def check_items(items: list[ExtractedItem], session: SessionText) -> tuple[list[
     kept: list[ExtractedItem] = []
     changed: list[Checked] = []
     texts = {(it.kind, it.text.strip().lower()) for it in items}
+    retracted = {(it.kind, it.text.strip().lower(), True) for it in items if it.retract}
     for it in items:
         new: ExtractedItem | None = it
         why = ""
@@ -48,6 +54,9 @@ def check_items(items: list[ExtractedItem], session: SessionText) -> tuple[list[
             why = ABOUT_ASSISTANT
             rest = without_assistant(it.text) if it.kind == "summary" else ""
             new = it.model_copy(update={"text": rest}) if rest else None
+        elif asserts_what_ended(it):
+            why = ENDED_NOT_HELD
+            new = None
         elif it.kind == "preference" and is_plan_text(it.text):
             why = WISH_NOT_LIKING
             new = it.model_copy(update={"kind": "fact"})
@@ -64,4 +73,8 @@ def check_items(items: list[ExtractedItem], session: SessionText) -> tuple[list[
             changed.append(Checked(it, new, why))
         if new is not None:
             kept.append(new)
+            ended = retraction_of(new)
+            if ended is not None and (ended.kind, ended.text.lower(), True) not in retracted:
+                kept.append(ended)
+                retracted.add((ended.kind, ended.text.lower(), True))
     return kept, changed

@@ -128,13 +128,17 @@ class MemoryExtractor:
 def _not_covered(extra: list[ExtractedItem], items: list[ExtractedItem]) -> list[ExtractedItem]:
     """Items of `extra` that say something `items` do not: no second name or summary, and
     no item whose words all appear in one item of the same kind ("loves tennis" is in
-    "loves playing tennis"). A change or retraction always counts: it closes an old fact."""
+    "loves playing tennis"). A change or retraction counts unless the items already retract
+    the same words: it closes an old fact."""
     have = {it.kind for it in items}
     words = [(it.kind, set(_norm(it.text).split())) for it in items]
+    retracted = {(it.kind, _norm(it.text)) for it in items if it.retract}
     out = []
     for it in extra:
         if it.kind in ("name", "summary") and it.kind in have:
             continue
+        if it.retract and (it.kind, _norm(it.text)) in retracted:
+            continue  # the same retraction twice would close one fact twice
         mine = set(_norm(it.text).split())
         if not (it.change or it.retract) and any(k == it.kind and mine <= w for k, w in words):
             continue

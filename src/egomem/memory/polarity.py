@@ -1,0 +1,67 @@
+"""What the person said has ended is not written as holding.
+
+"I no longer enjoy crossword puzzles" retracts a liking. A small model often writes the
+sentence's content without its negation ("enjoys crossword puzzles", a polarity flip), which
+would store the very thing the person said has stopped: such an item is dropped. The model's
+negated item itself ("no longer makes cakes") is kept, and it also closes the fact it names
+("makes cakes every week"), as the rules' own retraction would (memory/rules_update.py).
+
+The check is narrow on purpose: only words that say a state *ended* ("no longer", "any more",
+"stopped", "quit", "gave up", "gone off", "lost interest", "used to") count, in a clause of the
+source that holds the item's words; a plain negation ("I can't eat nuts") is left to the
+extractor, since "is allergic to nuts" rightly says it without a negative word.
+"""
+
+from __future__ import annotations
+
+import re
+
+from egomem.memory.items import ExtractedItem
+from egomem.memory.rules_update import content_stems
+
+_ENDED = re.compile(
+    r"\b(?:no longer|any ?more|stopped|quit|gave up|given up|gone off|went off|lost (?:all )?interest|used to)\b",
+    re.IGNORECASE,
+)
+# An item with one of these says the state ended or is negative ("dislikes loud music").
+_NEGATIVE = frozenset(
+    "not no never longer anymore stopped quit gave given used former formerly ex lost off dislikes hates".split()
+)
+_CLAUSES = re.compile(r"[,;:.!?]\s*|\s+(?:but|though|although|while|whereas|and)\s+", re.IGNORECASE)
+_NOW = re.compile(r"\b(?:now|these days|nowadays|currently|instead)\b", re.IGNORECASE)
+_ENDED_ITEM = re.compile(r"^(?:no longer|(?:has )?stopped|quit|gave up|(?:has )?given up)\s+(\S.*)$", re.IGNORECASE)
+
+
+def _negative(text: str) -> bool:
+    words = re.findall(r"[a-z']+", text.lower())
+    return any(w in _NEGATIVE or w.endswith("n't") for w in words)
+
+
+def asserts_what_ended(item: ExtractedItem) -> bool:
+    """Whether a fact or preference states as holding what its source says has ended: a clause
+    of the source with an ending word holds every word of the item after its verb ("makes
+    cakes" in "I don't bake cakes any more"). A change ("works as a nurse") is what holds now;
+    and a source that says what holds now in another clause ("I used to hate running but now I
+    love it") is left to the extractor."""
+    if item.kind not in ("fact", "preference") or item.retract or item.change or _negative(item.text):
+        return False
+    stems = content_stems(item.text)
+    what = set(stems[1:] or stems)
+    if not what:
+        return False
+    clauses = [c for c in _CLAUSES.split(item.source_text) if c.strip()]
+    ended = [c for c in clauses if _ENDED.search(c)]
+    if any(_NOW.search(c) for c in clauses if c not in ended):
+        return False
+    return any(what <= set(content_stems(c)) for c in ended)
+
+
+def retraction_of(item: ExtractedItem) -> ExtractedItem | None:
+    """The retraction an ended-state item implies ("no longer makes cakes" -> retract "makes
+    cakes"), or None when the item says no state ended."""
+    if item.kind not in ("fact", "preference") or item.retract:
+        return None
+    m = _ENDED_ITEM.match(item.text.strip())
+    if m is None:
+        return None
+    return item.model_copy(update={"text": m.group(1).strip(), "retract": True})

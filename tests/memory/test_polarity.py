@@ -1,0 +1,90 @@
+"""What the person said has ended is never written as holding (memory/polarity.py): a model's
+polarity flip is dropped, and its "no longer ..." item closes the old fact."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from tests.memory.test_changes_and_bad_answers import T0, ScriptedProvider, _current, _session
+
+from egomem.identity.types import Identification, IdentityStatus
+from egomem.memory.extractor import MemoryExtractor
+from egomem.memory.items import ExtractedItem
+from egomem.memory.manager import MemoryManager
+from egomem.memory.polarity import asserts_what_ended, retraction_of
+from egomem.memory.rules_provider import RulesProvider
+from egomem.store.sqlite import SQLiteStore
+
+
+def _item(kind: str, text: str, source: str, **kw: Any) -> ExtractedItem:
+    return ExtractedItem(kind=kind, text=text, source_text=source, **kw)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("kind", "text", "source"),
+    [
+        ("preference", "enjoys crossword puzzles", "Honestly, I no longer enjoy crossword puzzles."),
+        ("preference", "makes cakes", "I don't bake cakes any more."),
+        ("fact", "lives in Paris", "I used to live in Paris."),
+        ("fact", "plays golf", "Well, I stopped playing golf last year."),
+    ],
+)
+def test_an_item_that_says_an_ended_state_holds_is_caught(kind: str, text: str, source: str) -> None:
+    assert asserts_what_ended(_item(kind, text, source))
+
+
+@pytest.mark.parametrize(
+    ("kind", "text", "source"),
+    [
+        ("preference", "dislikes loud music", "I can't bear loud music."),  # negative, not ended
+        ("fact", "is allergic to nuts", "I can't eat nuts."),  # a plain negation is not an ending
+        ("preference", "no longer enjoys crossword puzzles", "I no longer enjoy crossword puzzles."),
+        ("preference", "loves running", "I used to hate running but now I love it."),  # tie: left alone
+        ("preference", "loves jazz", "I stopped smoking, and I love jazz."),  # another clause ended
+        ("preference", "enjoys crossword puzzles", "I no longer enjoy crossword puzzles."),  # the retraction
+    ],
+)
+def test_what_holds_or_is_said_negatively_is_left_alone(kind: str, text: str, source: str) -> None:
+    retract = text == "enjoys crossword puzzles"
+    assert not asserts_what_ended(_item(kind, text, source, retract=retract))
+
+
+def test_an_ended_item_implies_its_retraction() -> None:
+    ended = retraction_of(_item("fact", "no longer makes cakes", "I don't bake cakes any more."))
+    assert ended is not None and ended.retract and ended.text == "makes cakes" and ended.kind == "fact"
+    assert retraction_of(_item("fact", "makes cakes", "I bake cakes.")) is None
+    assert retraction_of(_item("fact", "makes cakes", "x", retract=True)) is None
+
+
+def test_the_extractor_drops_the_flip_and_retracts_once() -> None:
+    said = "Honestly, I no longer enjoy crossword puzzles."
+    model = ScriptedProvider(  # a stand-in model (plumbing): the flip a 1.5B model wrote on the dev split
+        [
+            {"kind": "preference", "text": "no longer enjoys crossword puzzles", "source_text": said},
+            {"kind": "preference", "text": "enjoys crossword puzzles", "source_text": said},
+        ]
+    )
+    out = MemoryExtractor(model, supplement=RulesProvider()).extract(_session("e", said))
+    held = [(it.text, it.retract) for it in out.items if it.kind == "preference"]
+    assert ("enjoys crossword puzzles", False) not in held
+    assert held.count(("enjoys crossword puzzles", True)) == 1
+    assert ("no longer enjoys crossword puzzles", False) in held
+    assert any(c.item.text == "enjoys crossword puzzles" and c.replaced_by is None for c in out.checked)
+
+
+def test_a_models_no_longer_closes_the_fact_it_paraphrased(store: SQLiteStore, encoder: Any) -> None:
+    day1 = [{"kind": "fact", "text": "makes cakes every week", "source_text": "Every week I bake cakes."}]
+    first = MemoryManager(store, ScriptedProvider(day1), encoder).process(_session("e1", "Every week I bake cakes."))
+    uid = first.user_id
+    assert uid and _current(store, uid) == ["makes cakes every week"]
+    said = "I don't bake cakes any more."
+    day2 = [
+        {"kind": "fact", "text": "no longer makes cakes", "source_text": said},
+        {"kind": "preference", "text": "makes cakes", "source_text": said},  # the flip
+    ]
+    known = Identification(status=IdentityStatus.KNOWN, user_id=uid)
+    MemoryManager(store, ScriptedProvider(day2), encoder).process(_session("e2", said, at=T0 + 86400), known)
+    now = _current(store, uid)
+    assert "makes cakes every week" not in now and "makes cakes" not in now
+    assert "no longer makes cakes" in now
