@@ -11,7 +11,7 @@ import pytest
 
 from egomem.identity.types import Identification, IdentityStatus
 from egomem.llm.base import ChatProvider, ChatReply
-from egomem.memory.about_person import ABOUT_ASSISTANT, check_items
+from egomem.memory.about_person import ABOUT_ASSISTANT, SAID_IN_JEST, check_items
 from egomem.memory.assistant_subject import about_assistant, without_assistant
 from egomem.memory.items import ASSISTANT_LABEL, ExtractedItem, SessionText, Turn
 from egomem.memory.manager import MemoryManager
@@ -174,3 +174,18 @@ def test_a_known_user_keeps_their_memory_untouched_by_the_assistant(store: SQLit
     )
     MemoryManager(store, model, encoder).process(_session(*SAID), known)
     assert [f for f in store.list_facts(uid) if f.kind != FactKind.SUMMARY] == []
+
+
+def test_what_was_taken_back_as_a_joke_is_dropped_and_the_rest_kept() -> None:
+    joke = "I'm actually a secret agent. Ha, no, just joking."
+    session = _session(
+        ("user", joke), ("user", "My wife is a robot."), ("user", "Just kidding!"), ("user", "I'm a nurse.")
+    )
+    items = [
+        ExtractedItem(kind="fact", text="works as a secret agent", source_text="I'm actually a secret agent."),
+        ExtractedItem(kind="fact", text="has a wife who is a robot", source_text="My wife is a robot."),
+        ExtractedItem(kind="fact", text="works as a nurse", source_text="I'm a nurse."),
+    ]
+    kept, checked = check_items(items, session)
+    assert [it.text for it in kept] == ["works as a nurse"]
+    assert all(c.why == SAID_IN_JEST and c.replaced_by is None for c in checked) and len(checked) == 2

@@ -101,3 +101,21 @@ def test_relation_named_before_a_pronoun_and_work_with() -> None:
     assert _texts("I work with Emily she is my colleague") == ["has a colleague named Emily"]
     assert _texts("She is my colleague.") == []  # no name to attach it to
     assert _texts("I work with children.") == []  # lower-case: not a name
+
+
+@pytest.mark.parametrize(
+    ("said", "texts"),
+    [
+        # Forms read from the dev split's spoken conversations (the rules wrote nothing, or too much).
+        ("I don't like traffic jams at all.", ["dislikes traffic jams"]),
+        ("I'm working as a plumber at the moment.", ["works as a plumber"]),  # "at the moment" is no workplace
+        ("I work at Google at the moment.", ["works at Google"]),
+        ("I'm living in Lisbon these days.", ["lives in Lisbon"]),
+        ("Tessa and I grew up together, she is my sister.", ["has a sister named Tessa"]),
+        ("Mark and I met at school, he's my best friend.", ["has a best friend named Mark"]),
+        ("These days I never play the piano.", ["plays the piano", "no longer plays the piano"]),
+        ("I never smoke.", []),  # a plain "never" says no state ended
+    ],
+)
+def test_forms_heard_on_the_dev_split(said: str, texts: list[str]) -> None:
+    assert _texts(said) == texts

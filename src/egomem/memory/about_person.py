@@ -9,6 +9,8 @@ and the update agent: what reaches memory is about the person, as they said it.
   like to learn tennis") becomes the plan fact ("wants to learn tennis"), or is dropped when the
   wish is no plan ("I'd love to play tennis someday"); memory/wishes.py. A plan a model wrote
   as a preference ("wants to learn tennis") is stored as the fact it is, as the rules write it.
+- An item quoted from a turn the user took back as a joke ("I'm actually a secret agent. Ha,
+  no, just joking.") is dropped, as the rules never read such a turn (memory/statements.py).
 - A fact or preference that states as holding what its source says has ended ("enjoys
   crossword puzzles" from "I no longer enjoy crossword puzzles") is dropped; an item that says
   a state ended ("no longer makes cakes") also retracts the state (memory/polarity.py).
@@ -29,6 +31,7 @@ from egomem.memory.wishes import is_plan_text, liking_from_wish
 ABOUT_ASSISTANT = "about the assistant, not the person"
 WISH_NOT_LIKING = "a wish or plan, not a liking"
 ENDED_NOT_HELD = "its source says this has ended"
+SAID_IN_JEST = "said in jest and taken back"
 
 
 @dataclass(frozen=True)
@@ -42,7 +45,8 @@ class Checked:
 
 def check_items(items: list[ExtractedItem], session: SessionText) -> tuple[list[ExtractedItem], list[Checked]]:
     """The items to keep (in order, changed ones in place), and what was changed or dropped."""
-    sentences = [s for t in session.user_turns() for s in statements.sentences(t.text)]
+    said = [t.text for t in session.user_turns()]
+    sentences = [s for t in said for s in statements.sentences(t)]
     kept: list[ExtractedItem] = []
     changed: list[Checked] = []
     texts = {(it.kind, it.text.strip().lower()) for it in items}
@@ -54,6 +58,9 @@ def check_items(items: list[ExtractedItem], session: SessionText) -> tuple[list[
             why = ABOUT_ASSISTANT
             rest = without_assistant(it.text) if it.kind == "summary" else ""
             new = it.model_copy(update={"text": rest}) if rest else None
+        elif it.kind != "summary" and statements.in_jest(it.source_text, said):
+            why = SAID_IN_JEST
+            new = None
         elif asserts_what_ended(it):
             why = ENDED_NOT_HELD
             new = None

@@ -124,7 +124,16 @@ def _looks_like_job(noun: str) -> bool:
 
 
 def _without_duration(obj: str) -> str:
-    return _DURATION.sub("", obj.strip()).strip()
+    """The workplace without how long; empty when the words say when, not where ("I'm working
+    as a plumber at the moment")."""
+    obj = _DURATION.sub("", obj.strip()).strip()
+    return "" if _WHEN_NOT_WHERE.match(obj) else obj
+
+
+# "at the moment", "at present", "at night": when, not a workplace.
+_WHEN_NOT_WHERE = re.compile(
+    r"(?:the )?(?:moment|present|minute|time being|same time|nights?|weekends?|the weekend|times|first|last)\b", re.I
+)
 
 
 def _works_as(role: str) -> str:
@@ -146,7 +155,7 @@ def _job_verb(s: str, c: Collector, changed: bool) -> bool:
 def home(s: str, c: Collector) -> bool:
     found = False
     live = re.search(
-        rf"{_I} (?:now |currently |still |both )?(?:live|are living|am living|'m living|'re living) in ([^,.;!?]+)",
+        rf"{_I}(?:'m|'re| am| are)? (?:now |currently |still |both )?(?:live|living) in ([^,.;!?]+)",
         s,
         re.I,
     )
@@ -338,8 +347,14 @@ def retractions(s: str, c: Collector) -> bool:
         c.add("fact", what, 0.6, retract=True)
         c.add("fact", f"stopped {what}", 0.5)
         return True
-    no_more = re.search(rf"{_I} (?:no longer|don't|do not|never) ([a-z][^,.;!?]*?) any ?more\b", s, re.I) or re.search(
-        rf"{_I} no longer ([a-z][^,.;!?]*)", s, re.I
+    no_more = (
+        re.search(rf"{_I} (?:no longer|don't|do not|never) ([a-z][^,.;!?]*?) any ?more\b", s, re.I)
+        or re.search(rf"{_I} no longer ([a-z][^,.;!?]*)", s, re.I)
+        # "These days I never play the piano": never, now, is an ending.
+        or (
+            re.search(r"\b(?:these days|nowadays|now)\b", s, re.I)
+            and re.search(rf"{_I} never ([a-z][^,.;!?]*)", s, re.I)
+        )
     )
     if no_more and no_more.group(1).split()[0].lower() not in {"like", "love", "enjoy", "have", "work", "live", "know"}:
         what = clean_object(no_more.group(1), 6)

@@ -136,6 +136,15 @@ def _special_relations(s: str, c: Collector) -> bool:
         rel = PLURAL_RELATIONS[word]
         _relation(c, "best friend" if rel == "friend" and (m.group(3) or "").lower().strip() == "best" else rel, person)
         found = True
+    # "Tessa and I grew up together, she is my sister": the pronoun names the person just said.
+    m = (
+        None
+        if found
+        else re.search(rf"\b{_TWO} and (?:I|me)\b[^.;!?]*?,\s*(?:she|he)(?:'s| is) (?:also )?my {_REL}", s)
+    )
+    if m and (person := _person(c, m.group(1), strong=False)):
+        _relation(c, m.group(2), person)
+        found = True
     m = re.search(rf"\b(?:I'm|I am|we're|we are) (?:now )?(married to|dating|engaged to) {_TWO}", s, re.I)
     if m and (person := _person(c, m.group(2), strong=False)):
         _relation(c, {"married to": "spouse", "dating": "partner", "engaged to": "fiancé"}[m.group(1).lower()], person)

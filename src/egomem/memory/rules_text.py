@@ -18,7 +18,7 @@ _CUT = re.compile(
 )
 _TRAIL = re.compile(
     r"\s+(?:a lot|so much|very much|too|as well|anymore|any more|now|lately|actually|recently|yesterday|today"
-    r"|these days|nowadays|at the moment|right now|last (?:week|month|year|weekend)|this (?:week|month|year))$",
+    r"|these days|nowadays|at the moment|right now|at all|last (?:week|month|year|weekend)|this (?:week|month|year))$",
     re.I,
 )
 FREQUENCY = (

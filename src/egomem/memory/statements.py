@@ -127,6 +127,17 @@ def joke_turns(texts: list[str]) -> set[int]:
     return out
 
 
+def in_jest(source: str, texts: list[str]) -> bool:
+    """Whether an item's quoted source was said only in turns the user took back (joke_turns):
+    a model reads "I'm actually a secret agent. Ha, no, just joking." as a job."""
+    said = _key(source)
+    if not said:
+        return False
+    jokes = joke_turns(texts)
+    where = [i for i, t in enumerate(texts) if said in _key(t)]
+    return bool(where) and all(i in jokes for i in where)
+
+
 def repeated(texts: list[str], times: int = 3) -> set[str]:
     """Sentences said `times` or more in one session: a recogniser looping, or a jingle."""
     counts = Counter(_key(s) for t in texts for s in sentences(t))
