@@ -73,6 +73,9 @@ def test_split_undo_merge_and_bad_input(tmp_path: Path, egomem: Egomem) -> None:
     ):
         r = egomem(*args, data_dir=tmp_path)
         assert (r.returncode, r.stderr.strip()) == (2, f"egomem: error: {message}"), args
+    past_64_bits = egomem("users", "undo", str(2**63), data_dir=tmp_path)  # a clear usage error, no traceback
+    assert past_64_bits.returncode == 2 and "is not in the range" in past_64_bits.stderr
+    assert "Traceback" not in past_64_bits.stderr
     assert (tmp_path / "memory.db").read_bytes() == before
 
     merged = egomem("users", "merge", ann.id, bob.id, data_dir=tmp_path)

@@ -84,7 +84,7 @@ def split(user_id: str, episodes: tuple[str, ...], into: str | None, name: str |
 
 
 @click.command("undo")
-@click.argument("repair_id", type=int)
+@click.argument("repair_id", type=click.IntRange(1, 2**63 - 1))  # row ids are 64-bit in both stores
 def undo(repair_id: int) -> None:
     """Undo a merge or split: every row it changed goes back as it was (refused if changed since)."""
     with _store() as store:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Path, Query, Request
 from pydantic import BaseModel, Field
 
 from egomem.errors import InputError
@@ -17,6 +17,8 @@ from egomem.server.deps import TenantContext, tenant_context
 
 router = APIRouter(prefix="/api/v1", tags=["memory"])
 Ctx = Annotated[TenantContext, Depends(tenant_context)]
+# Row ids are 64-bit integers in SQLite and PostgreSQL: a larger one is a 422, not a driver overflow.
+MAX_ROW_ID = 2**63 - 1
 
 
 class Rename(BaseModel):
@@ -127,7 +129,7 @@ def list_repairs(ctx: Ctx, user_id: str | None = None) -> list[Repair]:
 
 
 @router.post("/repairs/{repair_id}/undo", response_model=Repair)
-def undo_repair(repair_id: int, ctx: Ctx) -> Repair:
+def undo_repair(repair_id: Annotated[int, Path(ge=1, le=MAX_ROW_ID)], ctx: Ctx) -> Repair:
     """Put back every row the merge or split changed (409 when it was undone already or memory changed since)."""
     return ctx.store.undo_repair(repair_id, cause="api undo")
 
