@@ -76,6 +76,8 @@ def test_split_undo_merge_and_bad_input(tmp_path: Path, egomem: Egomem) -> None:
     past_64_bits = egomem("users", "undo", str(2**63), data_dir=tmp_path)  # a clear usage error, no traceback
     assert past_64_bits.returncode == 2 and "is not in the range" in past_64_bits.stderr
     assert "Traceback" not in past_64_bits.stderr
+    key_past = egomem("users", "split", ann.id, "--episode", e1.id, "--key", str(2**63), data_dir=tmp_path)
+    assert key_past.returncode == 2 and "is not in the range" in key_past.stderr
     assert (tmp_path / "memory.db").read_bytes() == before
 
     merged = egomem("users", "merge", ann.id, bob.id, data_dir=tmp_path)

@@ -60,6 +60,7 @@ def test_split_list_undo_merge_and_errors(service: Service) -> None:
         # past the stores' 64-bit row ids (found by the OpenAPI fuzz test): refused, not a driver overflow
         (client.post(f"/api/v1/repairs/{2**63}/undo", headers=a), 422, "less than or equal"),
         (client.post("/api/v1/repairs/0/undo", headers=a), 422, "greater than or equal"),
+        (client.post(f"/api/v1/users/{ann.id}/split", json={"episodes": [e1.id], "keys": [2**63]}, headers=a), 422, ""),
     ]
     for got, status, words in errors:
         assert got.status_code == status and words in str(got.json()["detail"]), got.text

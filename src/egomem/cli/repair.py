@@ -14,6 +14,9 @@ from egomem.errors import NotFoundError
 from egomem.schemas import Repair
 from egomem.store.base import MemoryStore
 
+# Row ids are 64-bit integers in both stores: a larger one is a usage error, not a driver overflow.
+ROW_ID = click.IntRange(1, 2**63 - 1)
+
 
 class _StoreOpener(Protocol):
     def store(self) -> MemoryStore: ...
@@ -72,7 +75,7 @@ def merge(keep_id: str, other_id: str) -> None:
 )
 @click.option("--into", "into", help="Give them to this existing person instead of a new one.")
 @click.option("--name", help="The new person's name.")
-@click.option("--key", "keys", multiple=True, type=int, help="Also move this identity key (repeat; see users show).")
+@click.option("--key", "keys", multiple=True, type=ROW_ID, help="Also move this identity key (repeat; see users show).")
 def split(user_id: str, episodes: tuple[str, ...], into: str | None, name: str | None, keys: tuple[int, ...]) -> None:
     """Split another person out of USER_ID (two people seen as one): the episodes named, and by their
     provenance the facts, relations and keys learnt from them, go to a new person (or --into one).
@@ -84,7 +87,7 @@ def split(user_id: str, episodes: tuple[str, ...], into: str | None, name: str |
 
 
 @click.command("undo")
-@click.argument("repair_id", type=click.IntRange(1, 2**63 - 1))  # row ids are 64-bit in both stores
+@click.argument("repair_id", type=ROW_ID)
 def undo(repair_id: int) -> None:
     """Undo a merge or split: every row it changed goes back as it was (refused if changed since)."""
     with _store() as store:

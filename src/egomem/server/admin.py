@@ -19,6 +19,7 @@ router = APIRouter(prefix="/api/v1", tags=["memory"])
 Ctx = Annotated[TenantContext, Depends(tenant_context)]
 # Row ids are 64-bit integers in SQLite and PostgreSQL: a larger one is a 422, not a driver overflow.
 MAX_ROW_ID = 2**63 - 1
+RowId = Annotated[int, Field(ge=1, le=MAX_ROW_ID)]
 
 
 class Rename(BaseModel):
@@ -35,7 +36,7 @@ class Split(BaseModel):
     )
     into: str | None = Field(default=None, description="give them to this existing user (default: a new one)")
     name: str | None = Field(default=None, max_length=200, description="the new person's name")
-    keys: list[int] = Field(default_factory=list, max_length=1000, description="identity keys to move as well")
+    keys: list[RowId] = Field(default_factory=list, max_length=1000, description="identity keys to move as well")
 
 
 class NewFact(BaseModel):
