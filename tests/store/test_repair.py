@@ -173,6 +173,13 @@ def test_bad_input_is_one_line_and_changes_nothing(store: MemoryStore) -> None:
         (lambda: store.split_user(ids["ann"], [ids["e1"]], key_ids=[10**9]), StoreError, "not one of"),
         (lambda: store.undo_repair(repair.id), StoreError, "already undone"),
         (lambda: store.undo_repair(10**9), NotFoundError, "unknown repair id"),
+        # Past the 64-bit id columns: "unknown", never the driver's overflow (the fuzz test found it at the API).
+        (lambda: store.undo_repair(2**63), NotFoundError, "unknown repair id"),
+        (lambda: store.undo_repair(0), NotFoundError, "unknown repair id"),
+        (lambda: store.get_repair(2**63), NotFoundError, "unknown repair id"),
+        (lambda: store.split_user(ids["ann"], [ids["e1"]], key_ids=[2**63]), StoreError, "not one of"),
+        (lambda: store.delete_key(2**63), NotFoundError, "unknown key id"),
+        (lambda: store.delete_key(-(2**64)), NotFoundError, "unknown key id"),
     ]
     for call, error, words in bad:
         with pytest.raises(error) as caught:

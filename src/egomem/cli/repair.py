@@ -13,9 +13,10 @@ import click
 from egomem.errors import NotFoundError
 from egomem.schemas import Repair
 from egomem.store.base import MemoryStore
+from egomem.store.db import MAX_ROW_ID
 
-# Row ids are 64-bit integers in both stores: a larger one is a usage error, not a driver overflow.
-ROW_ID = click.IntRange(1, 2**63 - 1)
+# The store's row-id range at the interface: a number outside it is a usage error.
+ROW_ID = click.IntRange(1, MAX_ROW_ID)
 
 
 class _StoreOpener(Protocol):

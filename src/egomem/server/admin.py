@@ -14,11 +14,11 @@ from egomem.retrieval.encoder import default_encoder
 from egomem.retrieval.hybrid import search_episodes, search_user_memories
 from egomem.schemas import ConsentEvent, DeletionReport, Episode, Fact, FactKind, Relation, Repair, Sensitivity, User
 from egomem.server.deps import TenantContext, tenant_context
+from egomem.store.db import MAX_ROW_ID
 
 router = APIRouter(prefix="/api/v1", tags=["memory"])
 Ctx = Annotated[TenantContext, Depends(tenant_context)]
-# Row ids are 64-bit integers in SQLite and PostgreSQL: a larger one is a 422, not a driver overflow.
-MAX_ROW_ID = 2**63 - 1
+# The store's row-id range at the interface: a number outside it is a 422 (the store would say "not found").
 RowId = Annotated[int, Field(ge=1, le=MAX_ROW_ID)]
 
 

@@ -31,6 +31,14 @@ T = TypeVar("T")
 
 
 _COMMIT = sa.text("COMMIT")
+# Row ids (repairs, identity keys, ...) are 64-bit signed columns on both backends: a larger number
+# is no row's id, and handing it to the driver would fail with an overflow instead of "not found".
+MAX_ROW_ID = 2**63 - 1
+
+
+def is_row_id(value: int) -> bool:
+    """Whether `value` can be a row id (1 .. MAX_ROW_ID); any other number names no row."""
+    return 1 <= int(value) <= MAX_ROW_ID
 
 
 def first_line(exc: BaseException | None) -> str:

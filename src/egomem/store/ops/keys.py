@@ -21,7 +21,7 @@ from egomem.errors import DimensionError, NotFoundError
 from egomem.schemas import IdentityKey, Modality, Op, now
 from egomem.store.capabilities import StoreCapabilities
 from egomem.store.crypto import SEAL_OVERHEAD, key_context
-from egomem.store.db import Database
+from egomem.store.db import Database, is_row_id
 from egomem.store.keyring import Keyring
 from egomem.store.ops.history import HistoryOps
 from egomem.store.ops.users import UserOps
@@ -231,6 +231,8 @@ class KeyOps:
         return out
 
     def delete(self, key_id: int, *, cause: str = "") -> None:
+        if not is_row_id(key_id):
+            raise NotFoundError(f"unknown key id {key_id}")
         with self.db.transaction():
             row = self.db.first(sa.select(*KEY_COLUMNS).where(identity_keys.c.id == key_id))
             if row is None:

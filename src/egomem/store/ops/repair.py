@@ -26,7 +26,7 @@ from sqlalchemy.engine import RowMapping
 
 from egomem.errors import NotFoundError, StoreError
 from egomem.schemas import Op, Repair, User, now
-from egomem.store.db import Database
+from egomem.store.db import Database, is_row_id
 from egomem.store.ops import changes
 from egomem.store.ops.changes import Changes
 from egomem.store.ops.history import HistoryOps
@@ -66,6 +66,8 @@ class RepairOps:
 
     # -- reading -------------------------------------------------------------------------
     def get(self, repair_id: int) -> Repair:
+        if not is_row_id(repair_id):
+            raise NotFoundError(f"unknown repair id {repair_id!r}")
         row = self.db.first(sa.select(repairs).where(repairs.c.id == int(repair_id)))
         if row is None:
             raise NotFoundError(f"unknown repair id {repair_id!r}")
@@ -173,7 +175,7 @@ class RepairOps:
         """The user's keys that came from these episodes, and the ones named (which must be the user's)."""
         own = sa.select(identity_keys.c.id).where(identity_keys.c.user_id == user_id)
         for key_id in key_ids:
-            if self.db.first(own.where(identity_keys.c.id == int(key_id))) is None:
+            if not is_row_id(key_id) or self.db.first(own.where(identity_keys.c.id == int(key_id))) is None:
                 raise StoreError(f"key {key_id} is not one of {user_id}'s keys")
         spans = self.db.fetch(sa.select(episodes.c.start_t, episodes.c.end_t).where(episodes.c.id.in_(episode_ids)))
         # Enrolled or refreshed while the episode went on (the store's clock is the wall clock).
@@ -285,6 +287,8 @@ class RepairOps:
     # -- undo --------------------------------------------------------------------------------
     def undo(self, repair_id: int, *, cause: str = "") -> Repair:
         """Put back exactly the rows the repair changed; a repair is undone once."""
+        if not is_row_id(repair_id):
+            raise NotFoundError(f"unknown repair id {repair_id!r}")
         with self.db.transaction():
             # FOR UPDATE (PostgreSQL; SQLite's write lock is already held): two undos of one repair queue.
             row = self.db.first(sa.select(repairs).where(repairs.c.id == int(repair_id)).with_for_update())
