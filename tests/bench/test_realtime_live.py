@@ -30,8 +30,13 @@ def test_memory_lag_runs_from_the_step_that_held_the_sessions_end() -> None:
     fed = [i * STEP_S + 0.01 for i in range(200)]  # the loop on time, 10 ms after each step's start
     clock = _clock(fed, fed)
     clock.written = [(12.0, 4.0), (70.0, 10.0)]  # written at wall 12 s and 70 s; sessions ended at 4 s and 10 s
+    # queued 6 s, ran 1 s, its worker yielded 3 s before the claim; queued 50 s, ran 2 s, yielded 30 s
+    clock.jobs = [(6.0, 1.0, 3.0), (50.0, 2.0, 30.0)]
     assert clock.memory_lag() == pytest.approx([12.0 - 4.01, 70.0 - 10.01])
-    assert clock.lag_by_session() == [[4.0, 8.0], [10.0, 60.0]]
+    assert clock.lag_by_session() == [
+        {"end": 4.0, "lag": 8.0, "handover": 2.0, "waited": 5.0, "yielded": 3.0, "run": 1.0},
+        {"end": 10.0, "lag": 60.0, "handover": 10.0, "waited": 48.0, "yielded": 30.0, "run": 2.0},
+    ]
     assert clock.fed_at(1e9) == fed[-1]  # past the stream's end: its last step
 
 

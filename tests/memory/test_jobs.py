@@ -17,7 +17,7 @@ from egomem.llm.base import ChatProvider, ChatReply, LLMError, LLMProvider, T
 from egomem.memory.config import MemoryConfig
 from egomem.memory.items import SessionText, Turn
 from egomem.memory.job_worker import JobWorker, PerceptionLag
-from egomem.memory.jobs import HOST, MemoryJobs, RetryPolicy, decode, encode
+from egomem.memory.jobs import HOST, JobResult, MemoryJobs, RetryPolicy, decode, encode
 from egomem.memory.manager import MemoryManager
 from egomem.memory.rules_provider import RulesProvider
 from egomem.perception.types import FaceObservation, VoiceObservation
@@ -272,10 +272,15 @@ def test_with_a_dispatch_the_session_is_stored_and_handed_to_the_fleet(store: SQ
 
 def test_a_worker_yields_for_at_most_max_yield_s_at_a_stretch(store: SQLiteStore, encoder: Any) -> None:
     jobs = _jobs(store, encoder, RulesProvider(), Clock())
-    worker = JobWorker(jobs, behind=lambda: True, max_yield_s=0.5).start()  # perception never catches up
+    results: list[JobResult] = []
+    worker = JobWorker(jobs, behind=lambda: True, max_yield_s=0.5, on_result=results.append)  # never catches up
+    worker.start()
     try:
         key = jobs.submit(_session("e1", "I live in Lyon."))
         jobs.wait(key, timeout_s=60)
         assert store.job(key).status == "done" and worker.yielded_s >= 0.5
+        # The job reports the stretch its worker stepped aside just before claiming it: one stretch, capped.
+        (done,) = [r for r in results if r.job.key == key]
+        assert 0.5 <= done.yielded_s < 0.5 + 0.5
     finally:
         worker.stop()

@@ -51,6 +51,7 @@ from egomem.config import Config, load_config
 from egomem.errors import InputError
 from egomem.perception.audio import SAMPLE_RATE, load_audio
 from egomem.runtime.build import Models, Services, build_agent
+from egomem.runtime.memory_rounds import SessionHandled
 from egomem.runtime.timeline import Timeline
 from egomem.store.sqlite import SQLiteStore
 from egomem.stream.buffer import Frame
@@ -206,11 +207,13 @@ class _LiveClock:
 
     def __init__(self) -> None:
         self.t0 = time.perf_counter()
+        self.origin = 0.0  # the agent's wall origin: session times are wall clock, minus it stream seconds
         self.fed: list[float] = []
         self.done: list[float] = []
         self.level1: list[tuple[float, str | None]] = []
         self.written: list[tuple[float, float]] = []  # (wall when written, stream time of the session's end)
         self.refined: list[tuple[float, float]] = []  # the same for the model's passes after the rules' writes
+        self.jobs: list[tuple[float, float, float]] = []  # per first write: (queued_s, run wall_s, yielded_s)
 
     def now(self) -> float:
         return time.perf_counter() - self.t0
@@ -230,9 +233,26 @@ class _LiveClock:
         first write; `refined`: the model's pass that followed it)."""
         return [w - self.fed_at(end) for w, end in (self.refined if refined else self.written)]
 
-    def lag_by_session(self) -> list[list[float]]:
-        """[the session's end in stream s, its memory lag in wall s] per written session, in write order."""
-        return [[round(end, 1), round(lag, 1)] for (_, end), lag in zip(self.written, self.memory_lag(), strict=True)]
+    def lag_by_session(self) -> list[dict[str, float]]:
+        """Per written session, in write order, where its memory lag (wall s) went: `end` (stream s) and
+        `lag`; `handover`: from its end reaching the agent to its job queued (the round's cadence and
+        transcription); `waited`: queued, not running (behind other jobs, or its worker `yielded` to
+        perception: the stretch just before the claim, at most `waited`); `run`: the job itself."""
+        out = []
+        for (_, end), lag, (queued, run, yielded) in zip(self.written, self.memory_lag(), self.jobs, strict=True):
+            waited = max(0.0, queued - run)
+            row = {"end": end, "lag": lag, "handover": lag - queued, "waited": waited, "yielded": min(yielded, waited)}
+            out.append({k: round(v, 1) for k, v in row.items()} | {"run": round(run, 1)})
+        return out
+
+    def handled(self, done: SessionHandled) -> None:
+        """One written session, told from the agent's memory thread."""
+        when, end = self.now(), done.session.end - self.origin
+        if done.refined:
+            self.refined.append((when, end))
+            return
+        self.written.append((when, end))
+        self.jobs.append((done.queued_s, done.wall_s, done.yielded_s))
 
 
 def _pct(xs: Any, q: float) -> float | None:
@@ -267,7 +287,6 @@ def run_seed(
         timeline = Timeline()
         clock = _LiveClock()
         agent = build_agent(Services(cfg, store, models), timeline, wall_origin=time.time())
-        origin = agent.wall_origin
         timeline.subscribe(
             lambda ev: (
                 clock.level1.append((clock.now(), ev.fields.get("user")))
@@ -275,11 +294,8 @@ def run_seed(
                 else None
             )
         )
-        agent.on_session_handled(
-            lambda done: (clock.refined if done.refined else clock.written).append(
-                (clock.now(), done.session.end - origin)
-            )
-        )
+        clock.origin = agent.wall_origin
+        agent.on_session_handled(clock.handled)
         busy = _Busy()
         with busy.active():
             _instrument(busy, models, agent)

@@ -120,10 +120,10 @@ class JobWorker:
                 self.yielded_s += waited
                 yielding += waited
                 continue
-            yielding = 0.0
+            stepped_aside, yielding = yielding, 0.0
             self.jobs.submitted.clear()
             try:
-                result = self.jobs.run_next(kind=self.kind)
+                result = self.jobs.run_next(kind=self.kind, yielded_s=stepped_aside)
             except StoreUnreachable as exc:  # the database is down or restarting: keep the thread, try again
                 log.warning("memory job worker: %s", exc)
                 self._stop.wait(IDLE_WAIT_S)

@@ -104,6 +104,7 @@ class JobResult:
     wall_s: float = 0.0  # seconds this attempt took (extract, update agent, write)
     cpu_s: float = 0.0  # process CPU seconds meanwhile (other threads' work included)
     follow_up: str | None = None  # the model's refining job this write committed (memory.model_pass = "after")
+    yielded_s: float = 0.0  # seconds its worker stepped aside for perception just before claiming it
 
 
 # -- payload -------------------------------------------------------------------------------
@@ -266,8 +267,12 @@ class MemoryJobs:
         self.submitted.set()
         return key
 
-    def run_next(self, *, key: str | None = None, kind: JobKind | None = None) -> JobResult | None:
-        """Claim one due job (or job `key`; of `kind` only) and run it; None when nothing is due."""
+    def run_next(
+        self, *, key: str | None = None, kind: JobKind | None = None, yielded_s: float = 0.0
+    ) -> JobResult | None:
+        """Claim one due job (or job `key`; of `kind` only) and run it; None when nothing is due.
+        `yielded_s`: how long the calling worker stepped aside for perception before this claim
+        (reported with the result, so a job's wait can be told apart from its queue's)."""
         worker = worker_id()
         taken: list[str] = []  # the claim a dead worker or an orphan held, when the job claimed is theirs
 
@@ -289,7 +294,9 @@ class MemoryJobs:
                 self._count("orphans_taken", hit=job.key)
             t0, c0 = time.perf_counter(), time.process_time()
             result = self._run(job, worker)
-            result = replace(result, wall_s=time.perf_counter() - t0, cpu_s=time.process_time() - c0)
+            result = replace(
+                result, wall_s=time.perf_counter() - t0, cpu_s=time.process_time() - c0, yielded_s=yielded_s
+            )
         finally:
             with _RUNNING_LOCK:
                 _RUNNING.discard(worker)

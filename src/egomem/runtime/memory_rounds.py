@@ -69,6 +69,7 @@ class SessionHandled:
     cpu_s: float  # process CPU seconds meanwhile (other threads' work included)
     queued_s: float = 0.0  # seconds from handing it over to written (waiting in the queue included)
     refined: bool = False  # the model's pass over a session the rules wrote first (memory.model_pass = "after")
+    yielded_s: float = 0.0  # of queued_s: its worker stepping aside for perception just before taking it
 
 
 class MemoryRounds:
@@ -352,8 +353,12 @@ class MemoryRounds:
         queued = time.perf_counter()
 
         def done(outcome: SessionOutcome, result: JobResult | None) -> None:  # in the worker's thread
-            wall_s, cpu_s = (0.0, 0.0) if result is None else (result.wall_s, result.cpu_s)
-            self._tell(SessionHandled(session, outcome, wall_s, cpu_s, queued_s=time.perf_counter() - queued))
+            queued_s = time.perf_counter() - queued
+            if result is None:
+                self._tell(SessionHandled(session, outcome, 0.0, 0.0, queued_s=queued_s))
+            else:
+                timed = (result.wall_s, result.cpu_s)
+                self._tell(SessionHandled(session, outcome, *timed, queued_s=queued_s, yielded_s=result.yielded_s))
             self._written(end, user, outcome)
             if self.unsure is not None:
                 self.unsure.after(user, ident, outcome, end)
