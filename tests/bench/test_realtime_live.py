@@ -31,11 +31,11 @@ def test_memory_lag_runs_from_the_step_that_held_the_sessions_end() -> None:
     clock = _clock(fed, fed)
     clock.written = [(12.0, 4.0), (70.0, 10.0)]  # written at wall 12 s and 70 s; sessions ended at 4 s and 10 s
     # queued 6 s, ran 1 s, its worker yielded 3 s before the claim; queued 50 s, ran 2 s, yielded 30 s
-    clock.jobs = [(6.0, 1.0, 3.0), (50.0, 2.0, 30.0)]
+    clock.jobs = [(6.0, 1.0, 3.0, 0), (50.0, 2.0, 30.0, 2)]  # the second left open 2 rounds for a turn
     assert clock.memory_lag() == pytest.approx([12.0 - 4.01, 70.0 - 10.01])
     assert clock.lag_by_session() == [
-        {"end": 4.0, "lag": 8.0, "handover": 2.0, "waited": 5.0, "yielded": 3.0, "run": 1.0},
-        {"end": 10.0, "lag": 60.0, "handover": 10.0, "waited": 48.0, "yielded": 30.0, "run": 2.0},
+        {"end": 4.0, "lag": 8.0, "handover": 2.0, "waited": 5.0, "yielded": 3.0, "run": 1.0, "held_rounds": 0},
+        {"end": 10.0, "lag": 60.0, "handover": 10.0, "waited": 48.0, "yielded": 30.0, "run": 2.0, "held_rounds": 2},
     ]
     assert clock.fed_at(1e9) == fed[-1]  # past the stream's end: its last step
 

@@ -50,3 +50,13 @@ def test_short_schema_writes_fewer_tokens_for_the_same_items() -> None:
         kinds = {(it.kind, it.text.lower()) for it in result.items}
         assert ("name", "nadia") in kinds and any(k == "fact" and "vet" in t for k, t in kinds)
     assert short.usage.completion_tokens < full.usage.completion_tokens
+
+
+@pytest.mark.usefixtures("model_ready")
+def test_the_models_seconds_split_into_prompt_decode_and_the_rest() -> None:
+    p = LocalLLMProvider(MODEL, prefix_cache="off")
+    MemoryExtractor(p).extract(_session("d", "Hi, I'm Nadia. I work as a vet."))
+    u = p.usage
+    # llama.cpp's timers: both parts ran, and together they are part of the call's wall time, not more.
+    assert u.prompt_eval_seconds > 0 and u.decode_seconds > 0
+    assert u.prompt_eval_seconds + u.decode_seconds <= u.seconds

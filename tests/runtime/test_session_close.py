@@ -125,9 +125,14 @@ def _run(
         listen[i:j] = (0.1 * rng.standard_normal(j - i)).astype(np.float32)
     agent = _agent(store, ScriptedASR(), trigger)
     closed_at: list[float] = []  # stream time of the memory round that closed each session (one person)
-    agent.on_session_handled(lambda _: closed_at.append(agent.now_s))
+    agent.on_session_handled(lambda done: closed_at.append(agent.now_s))
+    agent.on_session_handled(lambda done: HELD.append(done.held_rounds))
     rec = Recording(listen=listen, speak=np.zeros_like(listen), frames=[], duration_s=duration)
+    HELD.clear()
     return closed_at, agent.run(replay(rec), lockstep=True)
+
+
+HELD: list[int] = []  # per session closed by the last _run: the rounds that left it open for a pending turn
 
 
 def _stored_lines(store: SQLiteStore) -> list[str]:
@@ -146,6 +151,9 @@ def test_a_turn_still_open_at_the_end_of_the_stream_is_flushed_into_its_session(
     assert start <= result.heard[0][0] and end >= result.heard[0][1] - STEP_S
     assert _stored_lines(store) == [LINE]
     assert closed_at == [pytest.approx(25.0, abs=0.1)]  # by the final round, after the flush
+    # At 10 s the session (ending 5.04 s) is within the 5 s margin: too fresh, not held; at 20 s it is
+    # over but its turn is still open: held once (reported with the session).
+    assert HELD == [1]
 
 
 def test_a_turn_over_two_trigger_sessions_is_stored_once_in_one_session(store: SQLiteStore) -> None:
@@ -157,6 +165,7 @@ def test_a_turn_over_two_trigger_sessions_is_stored_once_in_one_session(store: S
     start, end, _ = result.sessions[0]
     assert start == pytest.approx(1.0, abs=0.1) and end == pytest.approx(14.0, abs=0.2)
     assert closed_at == [pytest.approx(20.0, abs=0.1)]  # the turn was heard at ~14.8 s: the round at 20 s
+    assert HELD == [0]  # at 10 s the first span was within the margin; at 20 s the turn was heard
 
 
 def test_a_turn_after_a_session_does_not_hold_it_back(store: SQLiteStore) -> None:
@@ -166,6 +175,7 @@ def test_a_turn_after_a_session_does_not_hold_it_back(store: SQLiteStore) -> Non
     assert [o.reason for o in result.outcomes if not o.ok] == []
     assert len(result.sessions) == 2 and _stored_lines(store) == [LINE, LINE]
     assert closed_at == [pytest.approx(10.0, abs=0.1), pytest.approx(24.0, abs=0.1)]
+    assert HELD == [0, 1]  # the first closed on time; the second waited at 20 s for its open turn
     first, second = result.sessions
     assert first[1] < 8.0 and second[0] == pytest.approx(8.0, abs=0.1) and second[1] >= 23.5
 

@@ -213,7 +213,7 @@ class _LiveClock:
         self.level1: list[tuple[float, str | None]] = []
         self.written: list[tuple[float, float]] = []  # (wall when written, stream time of the session's end)
         self.refined: list[tuple[float, float]] = []  # the same for the model's passes after the rules' writes
-        self.jobs: list[tuple[float, float, float]] = []  # per first write: (queued_s, run wall_s, yielded_s)
+        self.jobs: list[tuple[float, float, float, int]] = []  # per first write: queued, run, yielded s; held rounds
 
     def now(self) -> float:
         return time.perf_counter() - self.t0
@@ -236,13 +236,15 @@ class _LiveClock:
     def lag_by_session(self) -> list[dict[str, float]]:
         """Per written session, in write order, where its memory lag (wall s) went: `end` (stream s) and
         `lag`; `handover`: from its end reaching the agent to its job queued (the round's cadence and
-        transcription); `waited`: queued, not running (behind other jobs, or its worker `yielded` to
-        perception: the stretch just before the claim, at most `waited`); `run`: the job itself."""
-        out = []
-        for (_, end), lag, (queued, run, yielded) in zip(self.written, self.memory_lag(), self.jobs, strict=True):
+        transcription; `held_rounds`: rounds that left it open for a turn still being heard); `waited`:
+        queued, not running (behind other jobs, or its worker `yielded` to perception: the stretch just
+        before the claim, at most `waited`); `run`: the job itself."""
+        out: list[dict[str, float]] = []
+        for (_, end), lag, job in zip(self.written, self.memory_lag(), self.jobs, strict=True):
+            queued, run, yielded, held = job
             waited = max(0.0, queued - run)
             row = {"end": end, "lag": lag, "handover": lag - queued, "waited": waited, "yielded": min(yielded, waited)}
-            out.append({k: round(v, 1) for k, v in row.items()} | {"run": round(run, 1)})
+            out.append({k: round(v, 1) for k, v in row.items()} | {"run": round(run, 1), "held_rounds": held})
         return out
 
     def handled(self, done: SessionHandled) -> None:
@@ -252,7 +254,7 @@ class _LiveClock:
             self.refined.append((when, end))
             return
         self.written.append((when, end))
-        self.jobs.append((done.queued_s, done.wall_s, done.yielded_s))
+        self.jobs.append((done.queued_s, done.wall_s, done.yielded_s, done.held_rounds))
 
 
 def _pct(xs: Any, q: float) -> float | None:

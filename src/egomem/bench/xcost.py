@@ -11,8 +11,10 @@ Per session: tokens in (prompt), tokens actually evaluated (a reused prefix is n
 recomputed: llama.cpp's own counters), tokens out, model calls, CPU seconds
 (`time.process_time` around `MemoryManager.process`, as the agent's hook reports it: the
 model, the rules, the update agent's embeddings and the write) and the model's share of them,
-wall seconds. The 1-minute load average is taken at the start and the end: the CPU seconds
-of a 2-thread model grow on a loaded machine (threads wait and spin), so read them with it.
+wall seconds, and the model's wall seconds split by llama.cpp's own timers into the prompt,
+the generated tokens and the rest (sampling under the JSON grammar). The 1-minute load average is
+taken at the start and the end: the CPU seconds of a 2-thread model grow on a loaded machine
+(threads wait and spin), so read them with it.
 
 Options (`--set key=value`):
 - rows: rows separated by ";", each a comma list of `section.key=value` settings of the
@@ -131,6 +133,12 @@ def _run_row(
         "cpu_s_p50": statistics.median(cpu) if cpu else None,
         "cpu_s_mean": statistics.fmean(cpu) if cpu else None,
         "model_cpu_s_per_session": used["cpu_seconds"] / n,
+        # Where the model's wall seconds went (llama.cpp's timers; zeros for a server): the prompt,
+        # the generated tokens, and the rest (sampling under the JSON grammar, and Python).
+        "model_wall_s_per_session": used["seconds"] / n,
+        "prompt_eval_s_per_session": used["prompt_eval_seconds"] / n,
+        "decode_s_per_session": used["decode_seconds"] / n,
+        "sampling_s_per_session": (used["seconds"] - used["prompt_eval_seconds"] - used["decode_seconds"]) / n,
         "wall_s_mean": statistics.fmean(wall) if wall else None,
         **{k: m.get(k) for k in QUALITY},
     }
@@ -145,6 +153,9 @@ def _usage(llm: LLMProvider) -> dict[str, float]:
         "prompt_tokens_evaluated": u.prompt_tokens_evaluated,
         "completion_tokens": u.completion_tokens,
         "cpu_seconds": u.cpu_seconds,
+        "seconds": u.seconds,
+        "prompt_eval_seconds": u.prompt_eval_seconds,
+        "decode_seconds": u.decode_seconds,
     }
 
 
@@ -157,6 +168,10 @@ _COLUMNS = (
     "cpu_s_p50",
     "cpu_s_mean",
     "model_cpu_s_per_session",
+    "model_wall_s_per_session",
+    "prompt_eval_s_per_session",
+    "decode_s_per_session",
+    "sampling_s_per_session",
     "wall_s_mean",
     *QUALITY,
 )

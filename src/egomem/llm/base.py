@@ -48,6 +48,11 @@ class Usage:
     # (a local model's threads run in-process; other threads' work counts too).
     seconds: float = 0.0
     cpu_seconds: float = 0.0
+    # Of `seconds`, where a local model spent them (llama.cpp's own timers; 0 when unknown: servers):
+    # computing prompt tokens, and computing generated tokens. The rest is sampling (the JSON grammar
+    # included) and the Python around it.
+    prompt_eval_seconds: float = 0.0
+    decode_seconds: float = 0.0
 
     @property
     def total_tokens(self) -> int:
@@ -73,6 +78,8 @@ class ChatReply:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     prompt_tokens_evaluated: int = 0
+    prompt_eval_s: float = 0.0  # wall seconds computing the prompt (local models; 0 when unknown)
+    decode_s: float = 0.0  # wall seconds computing the generated tokens (local models; 0 when unknown)
 
 
 class ChatProvider(LLMProvider):
@@ -107,6 +114,8 @@ class ChatProvider(LLMProvider):
         self.usage.prompt_tokens += reply.prompt_tokens
         self.usage.completion_tokens += reply.completion_tokens
         self.usage.prompt_tokens_evaluated += reply.prompt_tokens_evaluated
+        self.usage.prompt_eval_seconds += reply.prompt_eval_s
+        self.usage.decode_seconds += reply.decode_s
         try:
             return parse_json_reply(reply.content, schema)
         except LLMError:

@@ -28,7 +28,7 @@ import importlib
 import json
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from pydantic import BaseModel
 
@@ -162,21 +162,23 @@ class LocalLLMProvider(ChatProvider):
             with self._lock:
                 if self.prefix_cache == "off":
                     self._llm.reset()  # forget the evaluated tokens: the whole prompt is computed
-                before = prompt_tokens_computed(self._llm)
+                before = perf_counters(self._llm)
                 out = self._llm.create_chat_completion(
                     messages=messages,
                     temperature=0.0,
                     max_tokens=self.max_tokens,
                     response_format={"type": "json_object", "schema": grammar_schema(json_schema)},
                 )
-                evaluated = prompt_tokens_computed(self._llm) - before
+                after = perf_counters(self._llm)
         except ValueError as exc:
             # llama-cpp-python raises ValueError when the prompt does not fit the context.
             raise LLMError("local model failed", f"{type(exc).__name__}: {str(exc)[:200]}") from exc
         except RuntimeError as exc:
             raise LLMError("local model failed", f"{type(exc).__name__}: {str(exc)[:200]}") from exc
         reply = reply_from_completion(out)
-        reply.prompt_tokens_evaluated = max(0, evaluated)
+        reply.prompt_tokens_evaluated = max(0, int(after.prompt_tokens - before.prompt_tokens))
+        reply.prompt_eval_s = max(0.0, after.prompt_s - before.prompt_s)
+        reply.decode_s = max(0.0, after.decode_s - before.decode_s)
         return reply
 
     def drop_prefix_cache(self) -> None:
@@ -217,15 +219,22 @@ class LocalLLMProvider(ChatProvider):
         return reply
 
 
-def prompt_tokens_computed(llm: Any) -> int:
-    """Prompt tokens llama.cpp has computed in `llm`'s context so far (its performance counters:
-    batches of more than one token; a prompt suffix of one token counts as generation). 0 when
-    the counters are not available."""
+class PerfCounters(NamedTuple):
+    """llama.cpp's performance counters of a context, summed since it was created."""
+
+    prompt_tokens: int  # prompt tokens computed (batches of more than one token; a 1-token suffix is generation)
+    prompt_s: float  # wall seconds computing them
+    decode_s: float  # wall seconds computing generated tokens (one at a time)
+
+
+def perf_counters(llm: Any) -> PerfCounters:
+    """`llm`'s counters now; zeros when they are not available."""
     try:
         llama_cpp = importlib.import_module("llama_cpp")
-        return int(llama_cpp.llama_perf_context(llm._ctx.ctx).n_p_eval)
+        perf = llama_cpp.llama_perf_context(llm._ctx.ctx)
+        return PerfCounters(int(perf.n_p_eval), float(perf.t_p_eval_ms) / 1e3, float(perf.t_eval_ms) / 1e3)
     except (AttributeError, ImportError, TypeError, ValueError):
-        return 0
+        return PerfCounters(0, 0.0, 0.0)
 
 
 def reply_from_completion(out: Any) -> ChatReply:

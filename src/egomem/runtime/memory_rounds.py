@@ -70,6 +70,9 @@ class SessionHandled:
     queued_s: float = 0.0  # seconds from handing it over to written (waiting in the queue included)
     refined: bool = False  # the model's pass over a session the rules wrote first (memory.model_pass = "after")
     yielded_s: float = 0.0  # of queued_s: its worker stepping aside for perception just before taking it
+    # Rounds that found it over but left it open for a turn still being heard or transcribed (its start
+    # inside the session): part of the wait from the session's end to its job, with the round cadence.
+    held_rounds: int = 0
 
 
 class MemoryRounds:
@@ -114,6 +117,7 @@ class MemoryRounds:
         # Rounds that raised (their sessions stay for the next round) and rounds that then went through.
         self.counts = {"rounds_failed": 0, "rounds_recovered": 0}
         self._failing = False
+        self._held_rounds = 0  # rounds in a row that left the next session open for a pending turn
 
     def failure_counts(self) -> dict[str, Any]:
         """Rounds failed and recovered, and what the store's failures cost the memory queue (memory/jobs.py):
@@ -232,9 +236,11 @@ class MemoryRounds:
                 # closing now would store the session without it (the phone call's whole 23 s
                 # turn arrived after its session was closed "empty"). The next round decides,
                 # with the turn heard; the stream's end flushes and transcribes it first.
+                self._held_rounds += 1
                 break
             self._finish_session(start, end)
             self._origin = end
+            self._held_rounds = 0
         if final:
             self._origin = now_s
             self.settle_held(now_s, final=True)
@@ -345,20 +351,17 @@ class MemoryRounds:
         session = SessionText.dated(wall(first), wall(last), turns, user_name=self.names.name_of(user))
         ident = self.unsure.identification(user) if self.unsure is not None else _known(user)
         if self.jobs is None or self._lockstep:  # wait for it: a lockstep run stays repeatable
-            outcome = self.hand_over(session, ident)
+            outcome = self.hand_over(session, ident, held_rounds=self._held_rounds)
             self._written(end, user, outcome)
             if self.unsure is not None:
                 self.unsure.after(user, ident, outcome, end)
             return
-        queued = time.perf_counter()
+        queued, held = time.perf_counter(), self._held_rounds
 
         def done(outcome: SessionOutcome, result: JobResult | None) -> None:  # in the worker's thread
             queued_s = time.perf_counter() - queued
-            if result is None:
-                self._tell(SessionHandled(session, outcome, 0.0, 0.0, queued_s=queued_s))
-            else:
-                timed = (result.wall_s, result.cpu_s)
-                self._tell(SessionHandled(session, outcome, *timed, queued_s=queued_s, yielded_s=result.yielded_s))
+            timed = (0.0, 0.0, 0.0) if result is None else (result.wall_s, result.cpu_s, result.yielded_s)
+            self._tell(SessionHandled(session, outcome, *timed[:2], queued_s, yielded_s=timed[2], held_rounds=held))
             self._written(end, user, outcome)
             if self.unsure is not None:
                 self.unsure.after(user, ident, outcome, end)
@@ -388,7 +391,12 @@ class MemoryRounds:
             self.retrieval.refresh_level1()
 
     def hand_over(
-        self, session: SessionText, identification: Identification | None, *, via_queue: bool = True
+        self,
+        session: SessionText,
+        identification: Identification | None,
+        *,
+        via_queue: bool = True,
+        held_rounds: int = 0,
     ) -> SessionOutcome:
         """A finished session to memory, waiting for it to be written: the one place sessions leave the
         runtime when the caller waits (lockstep rounds, `EgoMem.remember`, released held sessions); a
@@ -399,7 +407,8 @@ class MemoryRounds:
         writer = (self.jobs or self.manager) if via_queue else self.manager
         outcome = writer.process(session, identification)
         wall_s = time.perf_counter() - t0
-        self._tell(SessionHandled(session, outcome, wall_s, time.process_time() - c0, queued_s=wall_s))
+        cpu_s = time.process_time() - c0
+        self._tell(SessionHandled(session, outcome, wall_s, cpu_s, queued_s=wall_s, held_rounds=held_rounds))
         return outcome
 
     def settle_held(self, now_s: float, *, final: bool = False) -> None:
