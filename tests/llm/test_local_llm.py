@@ -91,3 +91,43 @@ def test_missing_model_file_is_a_clear_error(tmp_path: Any) -> None:
         LocalLLMProvider(str(tmp_path / "missing.gguf"))
     with pytest.raises(ConfigError, match="not a GGUF language model"):
         LocalLLMProvider("base")
+
+
+def test_the_grammar_checked_on_refusal_answers_what_the_grammar_in_the_chain_answers(
+    provider: LocalLLMProvider,
+) -> None:
+    """llm/grammar.py: checking the model's best token first and the whole vocabulary only on a
+    refusal picks, under greedy decoding, exactly the tokens the grammar in the sampler chain picks."""
+    import json
+
+    import llama_cpp
+
+    from egomem.llm.grammar import GrammarOnRefusal
+    from egomem.llm.prompts import render_prompt
+
+    system, user = render_prompt("extract", provider.render_payload(SESSION), provider.prompt_version)
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+    schema = grammar_schema(Extraction.model_json_schema())
+    llm = provider._llm
+    # Each prompt evaluated whole, so the three answers start from the same numbers (a reused
+    # prefix evaluates the last prompt token alone, which may round differently).
+    llm.reset()
+    in_chain = llm.create_chat_completion(
+        messages=messages, temperature=0.0, max_tokens=400, response_format={"type": "json_object", "schema": schema}
+    )
+    check = GrammarOnRefusal(llm, llama_cpp.LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)._grammar)
+    llm.reset()
+    try:
+        lazy = llm.create_chat_completion(
+            messages=messages, temperature=0.0, max_tokens=400, logits_processor=llama_cpp.LogitsProcessorList([check])
+        )
+    finally:
+        check.close()
+    answer = lazy["choices"][0]["message"]["content"]
+    assert answer == in_chain["choices"][0]["message"]["content"]
+    assert parse_json_reply(answer, Extraction).items  # valid under the schema, and not empty
+    # One decision per generated token (and the end), most of them on the best token alone.
+    assert check.steps >= lazy["usage"]["completion_tokens"] and check.refused < check.steps / 2
+    # And the provider takes that path: the same answer through chat().
+    llm.reset()
+    assert provider.chat(messages, Extraction.model_json_schema(), "Extraction").content == answer

@@ -35,6 +35,7 @@ from pydantic import BaseModel
 from egomem import weights
 from egomem.errors import ConfigError
 from egomem.llm.base import ChatProvider, ChatReply, LLMError
+from egomem.llm.grammar import GrammarOnRefusal
 
 if TYPE_CHECKING:
     from egomem.providers import BuildContext, LocalLLMConfig
@@ -139,6 +140,7 @@ class LocalLLMProvider(ChatProvider):
         self.model_name = str(model)
         self.model_path = resolve_model_path(self.model_name, data_dir)
         self.max_tokens = max_tokens
+        self.draft_tokens = draft_tokens
         self.prefix_cache = prefix_cache
         self._llm, self._lock = _load(self.model_path, n_ctx, n_threads, draft_tokens, prefix_cache)
 
@@ -163,12 +165,7 @@ class LocalLLMProvider(ChatProvider):
                 if self.prefix_cache == "off":
                     self._llm.reset()  # forget the evaluated tokens: the whole prompt is computed
                 before = perf_counters(self._llm)
-                out = self._llm.create_chat_completion(
-                    messages=messages,
-                    temperature=0.0,
-                    max_tokens=self.max_tokens,
-                    response_format={"type": "json_object", "schema": grammar_schema(json_schema)},
-                )
+                out = self._complete_json(messages, grammar_schema(json_schema))
                 after = perf_counters(self._llm)
         except ValueError as exc:
             # llama-cpp-python raises ValueError when the prompt does not fit the context.
@@ -180,6 +177,31 @@ class LocalLLMProvider(ChatProvider):
         reply.prompt_eval_s = max(0.0, after.prompt_s - before.prompt_s)
         reply.decode_s = max(0.0, after.decode_s - before.decode_s)
         return reply
+
+    def _complete_json(self, messages: list[dict[str, str]], schema: dict[str, Any]) -> Any:
+        """The completion under the schema's grammar: checked token by token only when the model's
+        best token breaks it (llm/grammar.py; same answer, less sampling), or in the sampler chain
+        on every candidate where prompt-lookup drafts are on (a rejected draft would desync it)."""
+        if self.draft_tokens:
+            fmt = {"type": "json_object", "schema": schema}
+            return self._llm.create_chat_completion(
+                messages=messages, temperature=0.0, max_tokens=self.max_tokens, response_format=fmt
+            )
+        llama_cpp = importlib.import_module("llama_cpp")
+        try:
+            gbnf = llama_cpp.LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)._grammar
+        except Exception:  # a schema the converter cannot take: any JSON, as llama-cpp-python does then
+            gbnf = llama_cpp.llama_grammar.JSON_GBNF
+        check = GrammarOnRefusal(self._llm, gbnf)
+        try:
+            return self._llm.create_chat_completion(
+                messages=messages,
+                temperature=0.0,
+                max_tokens=self.max_tokens,
+                logits_processor=llama_cpp.LogitsProcessorList([check]),
+            )
+        finally:
+            check.close()
 
     def drop_prefix_cache(self) -> None:
         """Keep no evaluated prompt states in RAM (up to PREFIX_CACHE_BYTES, plus their logits,
