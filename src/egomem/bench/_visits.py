@@ -114,6 +114,9 @@ def score_visits(
         "level1_correct_latency_s_p95": float(np.percentile(latencies, 95)) if latencies else None,
         "level1_missed_visits": missed,
         "latencies": latencies,
+        # Who is whose (for the turn scorer, bench/_turns.py): person -> own user, user -> its person.
+        "own": own,
+        "owner": owner,
     }
 
 

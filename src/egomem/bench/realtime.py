@@ -46,6 +46,7 @@ import numpy as np
 from PIL import Image
 
 from egomem.bench import BenchOptions, BenchResult, data_root, register
+from egomem.bench._turns import WrittenTurn, pool_turns, score_turns
 from egomem.bench._visits import Visit, pool, score_visits
 from egomem.config import Config, load_config
 from egomem.errors import InputError
@@ -214,6 +215,9 @@ class _LiveClock:
         self.written: list[tuple[float, float]] = []  # (wall when written, stream time of the session's end)
         self.refined: list[tuple[float, float]] = []  # the same for the model's passes after the rules' writes
         self.jobs: list[tuple[float, float, float, int]] = []  # per first write: queued, run, yielded s; held rounds
+        # Each user turn written, by its stream times: the user it went to (a later write of the same
+        # turn, a held session released, replaces an earlier one).
+        self.turns: dict[tuple[float, float], str | None] = {}
 
     def now(self) -> float:
         return time.perf_counter() - self.t0
@@ -255,6 +259,13 @@ class _LiveClock:
             return
         self.written.append((when, end))
         self.jobs.append((done.queued_s, done.wall_s, done.yielded_s, done.held_rounds))
+        written_to = done.outcome.user_id if done.outcome.ok and not done.outcome.held else None
+        for turn in done.session.turns:
+            if turn.speaker == "user" and turn.start is not None and turn.end is not None:
+                self.turns[(turn.start, turn.end)] = written_to
+
+    def written_turns(self) -> list[WrittenTurn]:
+        return [WrittenTurn(s, e, u) for (s, e), u in sorted(self.turns.items()) if u is not None]
 
 
 def _pct(xs: Any, q: float) -> float | None:
@@ -281,7 +292,7 @@ def run_seed(
     the latencies are stream seconds). At the end of the stream the agent drains its memory queue for
     at most `drain_factor` x the stream's length."""
     live = pace == "live"
-    rec, starts = build_stream(data, minutes, seed)
+    rec, starts, lines = build_script(data, minutes, seed)
     ends = [t for t, _ in starts[1:]] + [rec.duration_s]
     visits = [Visit(t, end - ABSENT_S, spk) for (t, spk), end in zip(starts, ends, strict=True)]
     store = SQLiteStore(root / f"memory-seed{seed}.db")
@@ -326,6 +337,9 @@ def run_seed(
         visits = [Visit(clock.fed_at(v.start), clock.fed_at(v.end), v.person) for v in visits]
         switches = clock.level1
     out = score_visits(visits, switches, placeholders)
+    # Turn by turn, whose memory each line went to (the script's speaker against the visits' mapping).
+    voiced = [e.time for e in timeline.of_type("heard") if e.fields.get("how") == "voice"]
+    out["turns"] = score_turns(clock.written_turns(), lines, out.pop("own"), out.pop("owner"), by_voice=voiced)
     out["identity"]["users"] = len(users)
     out["identity"]["placeholders"] = len(placeholders)
     times = result.times
@@ -456,6 +470,7 @@ def run(options: BenchOptions) -> BenchResult:
         names = sorted({n for r in per_seed.values() for n in r[key]})
         pooled[key] = {n: float(np.mean([r[key].get(n, 0.0) for r in per_seed.values()])) for n in names}
     _pool_live(per_seed, pooled)
+    pooled["turns"] = pool_turns([r["turns"] for r in per_seed.values()])
     for r in per_seed.values():
         del r["latencies"]
     metrics: dict[str, Any] = {
@@ -474,6 +489,10 @@ def run(options: BenchOptions) -> BenchResult:
         "tts_provider": cfg.tts.provider,
     }
     keys = ["identity.purity", "identity.fragmentation", "identity.wrong_switches", "identity.users"]
+    keys += [
+        f"turns.{k}"
+        for k in ("written", "wrong_person", "wrong_person_by_voice", "split", "unwritten_lines", "script_lines")
+    ]
     keys += ["level1_correct_latency_s_p50", "level1_correct_latency_s_p95", "level1_missed_visits"]
     keys += ["visits", "sessions_found", "sessions_written"]
     keys += ["rtf_perception_dialog", "rtf_stream", "rtf_overall", "cpu_s_per_stream_s"]
@@ -489,6 +508,10 @@ def run(options: BenchOptions) -> BenchResult:
         "every visit is mapped to the Level-1 user holding most of it; a user belongs to the person whose visits it"
         " holds most, and each person's own user is the one of theirs holding most of their visits; placeholders"
         " are not users",
+        "turns: each user turn the memory process wrote, matched to the script line it overlaps most: wrong_person"
+        " = written to a user that belongs to another person (one person's words in another's memory), split ="
+        " to a user of nobody else's that is not the speaker's own; unwritten_lines: script lines no written turn"
+        " overlaps (not heard, an unknown voice, or held and dropped)",
         f"correct-user latency, in {axis}: first frame of a visit -> Level-1 MemChunk of the visitor's own user"
         " (poll 2 s); a missed visit counts as its whole length",
         "rtf_perception_dialog: busy seconds of ingest + dialog (VAD, ASR, responder, TTS) + retrieval (face, voice)"
