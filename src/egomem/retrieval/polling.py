@@ -80,6 +80,9 @@ class UserTracker:
         self.enroller = enroller
         self.holder = enroller if isinstance(enroller, UnsureHolder) else None
         self.current: str | None = None
+        # Who the latest update's observation was taken for, before any debounce: the matched user,
+        # the unsure person's held id, the user just enrolled for a newcomer; None: nobody it could place.
+        self.seen_as: str | None = None
         self._pending: str | None = None
         self._pending_n = 0
         self._new_n = 0
@@ -87,7 +90,9 @@ class UserTracker:
         self._unsure_n = 0
 
     def update(self, ident: Identification) -> str | None:
+        self.seen_as = None
         if ident.status == IdentityStatus.KNOWN and ident.user_id:
+            self.seen_as = ident.user_id
             self._new_n = self._absent_n = self._unsure_n = 0
             if ident.user_id == self.current:
                 self._pending, self._pending_n = None, 0
@@ -98,6 +103,7 @@ class UserTracker:
                 self._pending, self._pending_n = ident.user_id, 1
             if self._pending_n >= self.policy.confirm_polls:
                 if self._still_unsure(ident):
+                    self.seen_as = self.current
                     return self.NO_CHANGE  # the unsure person, the visit's evidence not enough yet
                 return self._switch(ident.user_id)
             return self.NO_CHANGE
@@ -107,7 +113,8 @@ class UserTracker:
             self._unsure_n += 1
             if self._unsure_n >= self.policy.confirm_polls:
                 if self.holder is not None:
-                    return self._switch(self.holder.hold_unsure(ident))
+                    self.seen_as = self.holder.hold_unsure(ident)
+                    return self._switch(self.seen_as)
                 if self.current is not None:
                     return self._switch(None)
             return self.NO_CHANGE
@@ -117,7 +124,8 @@ class UserTracker:
             self._new_n += 1
             if self._new_n >= self.policy.new_user_polls and self.enroller is not None:
                 self._new_n = 0
-                return self._switch(self.enroller.enroll_new(ident))
+                self.seen_as = self.enroller.enroll_new(ident)
+                return self._switch(self.seen_as)
             return self.NO_CHANGE
         self._new_n = 0
         self._absent_n += 1

@@ -82,6 +82,11 @@ class RetrievalProcess:
         with self._lock:
             return self.tracker.current
 
+    def seen_as(self) -> str | None:
+        """Who the latest poll's observation was taken for, before any debounce (UserTracker.seen_as)."""
+        with self._lock:
+            return self.tracker.seen_as
+
     def matches_between(self, t0: float, t1: float) -> list[str | None]:
         """The raw (not debounced) matches of the polls observed between two clock times."""
         with self._lock:

@@ -13,6 +13,12 @@ from dataclasses import dataclass
 # The speaker of a turn whose voice is clearly not the current user's and not clearly anyone
 # else's: the turn stays in the timeline but out of everyone's memory (identity/attribution.py).
 UNKNOWN_VOICE = "?unknown-voice"
+# The speaker of a turn the polls cannot vouch for: they saw someone during it, but not a user who was
+# current then (the current user was the person who had just left, a newcomer not yet confirmed).
+# Kept out of memory like an unknown voice: a lost turn is a split, a guessed one can be a merge.
+UNSURE_SPEAKER = "?unsure-speaker"
+# A poll's sighting of someone identity does not know (NEW or UNSURE), not enrolled at that poll.
+SOMEONE = "?someone"
 
 
 @dataclass(frozen=True)
@@ -31,7 +37,9 @@ class ConversationLog:
         self._lock = threading.Lock()
         self._heard: list[Heard] = []
         self._said: list[tuple[float, str]] = []  # the assistant's lines (stream time, text)
-        self._presence: list[tuple[float, str | None]] = []  # (poll time, current user)
+        # (poll time, current user, sighting): the current user is debounced (it switches a poll or two
+        # after a person appears); the sighting is what that poll alone saw (IdentityPoller.poll).
+        self._presence: list[tuple[float, str | None, str | None]] = []
 
     def heard(self, turn: Heard) -> None:
         with self._lock:
@@ -41,9 +49,11 @@ class ConversationLog:
         with self._lock:
             self._said.append((t, text))
 
-    def present(self, t: float, user: str | None) -> None:
+    def present(self, t: float, user: str | None, seen: str | None = None) -> None:
+        """A poll at `t`: the current (debounced) `user`, and who that poll alone `seen`: a user id,
+        SOMEONE (a person identity does not know), or None (nobody observable, or not recorded)."""
         with self._lock:
-            self._presence.append((t, user))
+            self._presence.append((t, user, seen))
 
     def reassign_tail(self, old: str, new: str) -> int:
         """The latest polls that found `old` (back to the last poll that found someone else or nobody)
@@ -51,10 +61,10 @@ class ConversationLog:
         with self._lock:
             n = 0
             for i in range(len(self._presence) - 1, -1, -1):
-                t, user = self._presence[i]
+                t, user, seen = self._presence[i]
                 if user != old:
                     break
-                self._presence[i] = (t, new)
+                self._presence[i] = (t, new, new if seen == old else seen)
                 n += 1
             return n
 
@@ -73,7 +83,12 @@ class ConversationLog:
 
     def present_between(self, start: float, end: float) -> list[tuple[float, str | None]]:
         with self._lock:
-            return [(t, u) for t, u in self._presence if start <= t <= end]
+            return [(t, u) for t, u, _ in self._presence if start <= t <= end]
+
+    def polls_between(self, start: float, end: float) -> list[tuple[float, str | None, str | None]]:
+        """The polls in [start, end]: (time, current user, sighting)."""
+        with self._lock:
+            return [p for p in self._presence if start <= p[0] <= end]
 
     def present_at(self, start: float, end: float) -> str | None:
         """The user the latest poll in [start, end] saw (None: no poll, or nobody identified)."""

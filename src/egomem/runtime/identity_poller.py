@@ -17,9 +17,9 @@ import threading
 import time
 from collections.abc import Callable
 
-from egomem.identity.types import Identification
+from egomem.identity.types import Identification, IdentityStatus
 from egomem.retrieval.process import RetrievalProcess
-from egomem.runtime.conversation_log import ConversationLog
+from egomem.runtime.conversation_log import SOMEONE, ConversationLog
 from egomem.runtime.dialog_loop import ProcessTimes
 from egomem.runtime.names import NameLearner
 from egomem.runtime.privacy_turns import PrivacyTurns
@@ -97,7 +97,19 @@ class IdentityPoller:
         if self.privacy is not None:  # privacy hook: who face and voice say it is
             self.privacy.observed(ident)
         current = self.retrieval.current_user()
-        self.log.present(t, current)
+        self.log.present(t, current, sighting(ident, self.retrieval.seen_as()))
         self.names.settle(t, current)
         if self.learn is not None and ident.user_id is not None and ident.user_id == current:
             self.learn(ident)  # key refresh only from confirmed (debounced) matches
+
+
+def sighting(ident: Identification, seen_as: str | None) -> str | None:
+    """Who one poll saw, before any debounce: the user the tracker took the observation for (`seen_as`:
+    the match, an unsure person's held id, the user just enrolled for a newcomer); SOMEONE for a person
+    it could not place yet; None when nobody was observable. What a turn's owner is checked against
+    (MemoryRounds._turn_user)."""
+    if seen_as is not None:
+        return seen_as
+    if ident.status in (IdentityStatus.NEW, IdentityStatus.UNSURE, IdentityStatus.KNOWN):
+        return SOMEONE
+    return None

@@ -40,7 +40,7 @@ from egomem.memory.manager import MemoryManager, SessionOutcome
 from egomem.memory.trigger.features import KnownVAD
 from egomem.perception.audio import SAMPLE_RATE
 from egomem.retrieval.process import RetrievalProcess
-from egomem.runtime.conversation_log import UNKNOWN_VOICE, ConversationLog
+from egomem.runtime.conversation_log import SOMEONE, UNKNOWN_VOICE, UNSURE_SPEAKER, ConversationLog
 from egomem.runtime.dialog_loop import ProcessTimes
 from egomem.runtime.memory_queue import DRAIN_TIMEOUT_S, AgentQueue, Drained
 from egomem.runtime.names import NameLearner
@@ -291,13 +291,16 @@ class MemoryRounds:
         return self.log.present_during(start, end, lag_s=3 * self.poll_interval_s)
 
     def _turn_user(self, start: float, end: float) -> str | None:
-        """Who said a turn its voice did not move: the current user of the latest poll during it or
-        one poll after it (identity is confirmed a poll or two after a person appears). Not the
-        session's user: a session can span two visits (the next person comes within the trigger's
-        gap), and the majority of its polls would write the second person's turns onto the first."""
-        user = self.log.present_at(start, end + self.poll_interval_s)
-        if user is not None and self.privacy is not None:  # privacy hook: a pending id that agreed
-            user = self.privacy.gate.resolve(user)
+        """Who said a turn its voice did not move (`turn_owner`): a user the polls during it (or one poll
+        after) saw and who was current by a few polls later; UNSURE_SPEAKER when they saw someone but no
+        such user; None when no poll was in time. Not the session's user: a session can span two visits
+        (the next person comes within the trigger's gap), and the majority of its polls would write the
+        second person's turns onto the first."""
+        during = self.log.polls_between(start, end + self.poll_interval_s)
+        after = self.log.polls_between(start, end + 3 * self.poll_interval_s)
+        user = turn_owner(during, after)
+        if user is not None and user != UNSURE_SPEAKER and self.privacy is not None:
+            user = self.privacy.gate.resolve(user)  # privacy hook: a pending id that agreed
         return user
 
     def _finish_session(self, start: float, end: float) -> None:
@@ -320,6 +323,10 @@ class MemoryRounds:
         unknown = by_person.pop(UNKNOWN_VOICE, [])
         if unknown:
             what = f"{len(unknown)} turn(s) by an unknown voice kept out of memory"
+            self.timeline.add(end, "memory", op="SKIPPED", user=None, text=what)
+        unsure = by_person.pop(UNSURE_SPEAKER, [])
+        if unsure:
+            what = f"{len(unsure)} turn(s) whose speaker the polls could not vouch for kept out of memory"
             self.timeline.add(end, "memory", op="SKIPPED", user=None, text=what)
         speakers = [p for p in by_person if p is not None]
         self.timeline.add(
@@ -441,3 +448,32 @@ class MemoryRounds:
 
 def _known(user: str | None) -> Identification | None:
     return Identification(IdentityStatus.KNOWN, user_id=user) if user else None
+
+
+def turn_owner(
+    during: list[tuple[float, str | None, str | None]], after: list[tuple[float, str | None, str | None]]
+) -> str | None:
+    """The owner of a turn from the polls (time, current user, sighting) `during` it (to a poll after its
+    end) and a few polls `after` it (the same start, a later end). The current user is debounced: at a
+    visit's first turn it still names the person who left, and it names the newcomer only a poll or two
+    later. So the owner is a user those polls saw themselves, who was current during or just after the
+    turn (the most seen; a tie: the later). A newcomer seen only as someone unknown during the turn is
+    the user enrolled for them just after it. When no poll saw anyone (off camera, silent between
+    words), there is no evidence against the current user: the latest. Polls that saw someone but none
+    of these: UNSURE_SPEAKER (kept out of memory: guessing could write one person's words onto another)."""
+    if not during:
+        return None
+    seen = [s for _, _, s in during if s is not None]
+    if not seen:
+        return next((u for _, u, _ in reversed(during) if u is not None), None)
+    current_after = {u for _, u, _ in after if u is not None}
+    counts: dict[str, tuple[int, int]] = {}
+    for i, s in enumerate(seen):
+        if s != SOMEONE and s in current_after:
+            counts[s] = (counts.get(s, (0, 0))[0] + 1, i)
+    if counts:
+        return max(counts, key=lambda u: counts[u])
+    if all(s == SOMEONE for s in seen):  # a newcomer: the user this same person became just after
+        was = during[0][1]
+        return next((s for _, u, s in after if s not in (None, SOMEONE) and s == u and u != was), UNSURE_SPEAKER)
+    return UNSURE_SPEAKER
