@@ -446,6 +446,20 @@ SUMMARY: tuple[Row, ...] = (
         where=REALTIME_DEFAULT,
     ),
     Row(
+        "realtime, live, default: the user turns written to memory / onto another person's user (all, by its"
+        " voice) / onto a second user of the same person / script lines none was written from",
+        "realtime",
+        (
+            "pooled.turns.written",
+            "pooled.turns.wrong_person",
+            "pooled.turns.wrong_person_by_voice",
+            "pooled.turns.split",
+            "pooled.turns.unwritten_lines",
+        ),
+        fmt="{:.0f}",
+        where=REALTIME_DEFAULT,
+    ),
+    Row(
         "realtime, live, default: identity purity / fragmentation (people → users)",
         "realtime",
         ("pooled.identity.purity", "pooled.identity.fragmentation"),
@@ -682,6 +696,9 @@ def realtime(rec: dict[str, Any]) -> str:
         ("identity.fragmentation", "fragmentation"),
         ("identity.wrong_switches", "wrong switches"),
         ("identity.users", "real users"),
+        ("turns.wrong_person", "turns onto another person"),
+        ("turns.split", "turns onto a second user"),
+        ("turns.unwritten_lines", "script lines unwritten"),
     )
     live = m.get("pace") == "live"
     if live:
