@@ -90,10 +90,6 @@ class ConversationLog:
         with self._lock:
             return [p for p in self._presence if start <= p[0] <= end]
 
-    def present_at(self, start: float, end: float) -> str | None:
-        """The user the latest poll in [start, end] saw (None: no poll, or nobody identified)."""
-        return next((u for _, u in reversed(self.present_between(start, end)) if u is not None), None)
-
     def present_during(self, start: float, end: float, lag_s: float) -> str | None:
         """Who was present during [start, end]: the user most polls saw, counting the polls up to
         `lag_s` after it too (identity is confirmed a couple of polls after a person appears)."""

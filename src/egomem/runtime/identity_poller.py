@@ -110,6 +110,4 @@ def sighting(ident: Identification, seen_as: str | None) -> str | None:
     (MemoryRounds._turn_user)."""
     if seen_as is not None:
         return seen_as
-    if ident.status in (IdentityStatus.NEW, IdentityStatus.UNSURE, IdentityStatus.KNOWN):
-        return SOMEONE
-    return None
+    return None if ident.status == IdentityStatus.UNKNOWN else SOMEONE
