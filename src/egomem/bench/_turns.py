@@ -50,13 +50,14 @@ def score_turns(
     own: Mapping[str, str],
     owner: Mapping[str, str],
     *,
-    by_voice: Collection[float] = (),
+    by_voice: Mapping[float, Mapping[str, Any]] | Collection[float] = (),
     examples: int = 5,
 ) -> dict[str, Any]:
     """`own`: person -> their own user; `owner`: user -> the person it belongs to (bench/_visits.py);
     `by_voice`: the end times (rounded to 0.01 s) of turns given to their user by their own voice rather
-    than by who the polls had as current (a wrong person is counted under each cause)."""
-    voiced = {round(t, 2) for t in by_voice}
+    than by who the polls had as current (a wrong person is counted under each cause); a mapping gives
+    each such turn's voice scores, which its wrong-person example then shows."""
+    voiced = {round(t, 2): dict(by_voice[t]) if isinstance(by_voice, Mapping) else {} for t in by_voice}
     right = wrong = wrong_voice = split = unmatched = 0
     wrong_examples: list[dict[str, Any]] = []
     covered: set[int] = set()
@@ -75,9 +76,8 @@ def score_turns(
             how = "voice" if round(turn.end, 2) in voiced else "polls"
             wrong_voice += how == "voice"
             if len(wrong_examples) < examples:
-                wrong_examples.append(
-                    {"at": round(turn.start, 1), "speaker": person, "written_to_person": owner[turn.user], "how": how}
-                )
+                example = {"at": round(turn.start, 1), "speaker": person, "written_to_person": owner[turn.user]}
+                wrong_examples.append({**example, "how": how, **voiced.get(round(turn.end, 2), {})})
         else:
             split += 1
     n = right + wrong + split

@@ -338,7 +338,11 @@ def run_seed(
         switches = clock.level1
     out = score_visits(visits, switches, placeholders)
     # Turn by turn, whose memory each line went to (the script's speaker against the visits' mapping).
-    voiced = [e.time for e in timeline.of_type("heard") if e.fields.get("how") == "voice"]
+    voiced = {
+        e.time: {k: v for k, v in e.fields.items() if k in ("voice_score", "presumed_score")}
+        for e in timeline.of_type("heard")
+        if e.fields.get("how") == "voice"
+    }
     out["turns"] = score_turns(clock.written_turns(), lines, out.pop("own"), out.pop("owner"), by_voice=voiced)
     out["identity"]["users"] = len(users)
     out["identity"]["placeholders"] = len(placeholders)

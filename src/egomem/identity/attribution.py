@@ -57,6 +57,7 @@ class TurnSpeaker:
     # not clearly anyone else; user_id None), "presumed" (kept), "presumed has no voice key" (kept:
     # nothing to compare with), "no speech", "no voice keys"
     reason: str
+    presumed_score: float | None = None  # the presumed speaker's s-normed score (None: not scored)
 
 
 class TurnAttributor:
@@ -82,11 +83,11 @@ class TurnAttributor:
         presumed_speaks = presumed_score is not None and presumed_score >= thr
         clearly_best = best.value >= thr + self.margin
         if best.user_id != presumed and clearly_best and not presumed_speaks:
-            return TurnSpeaker(best.user_id, best.value, "voice")
+            return TurnSpeaker(best.user_id, best.value, "voice", presumed_score)
         clearly_not = presumed_score is not None and presumed_score < thr - self.margin
         if clearly_not and voice.speech_s >= self.min_speech_s:
-            return TurnSpeaker(None, presumed_score, "unknown voice")
-        return TurnSpeaker(presumed, presumed_score, "presumed")
+            return TurnSpeaker(None, presumed_score, "unknown voice", presumed_score)
+        return TurnSpeaker(presumed, presumed_score, "presumed", presumed_score)
 
     def attribute_voices(self, voices: list[np.ndarray], presumed: str | None) -> list[TurnSpeaker]:
         """Speakers of the voices of one turn that the turn splitter told apart (their audio each),
@@ -103,6 +104,8 @@ class TurnAttributor:
             if f.user_id is not None and (f.user_id not in keep or closeness(i) > closeness(keep[f.user_id])):
                 keep[f.user_id] = i
         return [
-            f if f.user_id is None or keep[f.user_id] == i else TurnSpeaker(None, f.score, "another voice in the turn")
+            f
+            if f.user_id is None or keep[f.user_id] == i
+            else TurnSpeaker(None, f.score, "another voice in the turn", f.presumed_score)
             for i, f in enumerate(found)
         ]

@@ -33,6 +33,9 @@ from egomem.runtime.timeline import Timeline
 from egomem.schemas import MemChunk
 from egomem.stream.buffer import StreamBuffer
 
+# who a turn's voice says spoke (`speaker_of`), with the attributor's decision behind it (None: not attributed)
+VoiceCall = tuple[str | None, TurnSpeaker | None]
+
 
 @dataclass
 class ProcessTimes:
@@ -162,7 +165,7 @@ class DialogLoop:
         pieces = self._turn_pieces(start, end, audio)
         by_label = self._voices_by_label(pieces, end)
         for s, e, a, label in pieces:
-            self._user_piece(s, e, a, (by_label[label],) if label in by_label else None)
+            self._user_piece(s, e, a, by_label.get(label))
 
     def _turn_pieces(self, start: float, end: float, audio: np.ndarray) -> list[tuple[float, float, np.ndarray, int]]:
         if self.voices.split_turn is None:
@@ -186,8 +189,8 @@ class DialogLoop:
             out.append((p_start, p_end, piece, label))
         return out
 
-    def _voices_by_label(self, pieces: list[tuple[float, float, np.ndarray, int]], t: float) -> dict[int, str | None]:
-        """Who each voice of a split turn is (label -> speaker as `_speaker_by_voice` gives it), when
+    def _voices_by_label(self, pieces: list[tuple[float, float, np.ndarray, int]], t: float) -> dict[int, VoiceCall]:
+        """Who each voice of a split turn is (label -> what `_speaker_by_voice` gives), when
         the splitter found several voices; empty otherwise (each piece is attributed on its own)."""
         labels = sorted({p[3] for p in pieces})
         if len(labels) < 2 or self.voices.attribute_voices is None:
@@ -199,11 +202,9 @@ class DialogLoop:
         except EgomemError as exc:
             self.timeline.add(t, "warning", text=f"could not attribute the turn's voices: {exc}")
             return {}
-        return {label: speaker_of(f, current) for label, f in zip(labels, found, strict=True)}
+        return {label: (speaker_of(f, current), f) for label, f in zip(labels, found, strict=True)}
 
-    def _user_piece(
-        self, start: float, end: float, audio: np.ndarray, decided: tuple[str | None] | None = None
-    ) -> None:
+    def _user_piece(self, start: float, end: float, audio: np.ndarray, decided: VoiceCall | None = None) -> None:
         """One piece of a turn (the whole turn when unsplit); `decided`: its speaker when already
         decided for its voice (`_voices_by_label`), else decided here from the piece's own audio."""
         t0 = time.perf_counter()
@@ -214,17 +215,18 @@ class DialogLoop:
             text = ""
         if text:
             current = self.retrieval.current_user()
-            by_voice = decided[0] if decided is not None else self._speaker_by_voice(audio, current, end)
+            by_voice, found = decided if decided is not None else self._speaker_by_voice(audio, current, end)
             self.log.heard(Heard(start, end, text, by_voice))
+            voice = _voice_fields(found)  # the scores behind the decision, for whoever reads the timeline
             if by_voice == UNKNOWN_VOICE:  # someone unknown beside the user: heard, not remembered
-                self.timeline.add(end, "heard", text=text, user=None, how="unknown voice")
+                self.timeline.add(end, "heard", text=text, user=None, how="unknown voice", **voice)
                 self.retrieval.answering(None)
             elif by_voice is not None:  # the voice says who it is: no need to wait for a poll
-                self.timeline.add(end, "heard", text=text, user=by_voice, how="voice")
+                self.timeline.add(end, "heard", text=text, user=by_voice, how="voice", **voice)
                 self.retrieval.heard_speaker(by_voice)
                 self.names.heard(text, start, end, by_voice)
             else:
-                self.timeline.add(end, "heard", text=text, user=current)
+                self.timeline.add(end, "heard", text=text, user=current, **voice)
                 self.retrieval.answering(None)
                 self.names.heard(text, start, end)
             speaker = current if by_voice in (None, UNKNOWN_VOICE) else by_voice
@@ -248,17 +250,18 @@ class DialogLoop:
             self.retrieval.refresh_level1()
         return True
 
-    def _speaker_by_voice(self, audio: np.ndarray, current: str | None, t: float) -> str | None:
+    def _speaker_by_voice(self, audio: np.ndarray, current: str | None, t: float) -> VoiceCall:
         """Another enrolled person than the current user when the turn's own voice says so,
-        UNKNOWN_VOICE when it is clearly nobody enrolled, else None (the current user's)."""
+        UNKNOWN_VOICE when it is clearly nobody enrolled, else None (the current user's); with
+        the attributor's decision (None when there was none)."""
         if self.voices.attribute is None:
-            return None
+            return None, None
         try:
             found = self.voices.attribute(audio, current)
         except EgomemError as exc:
             self.timeline.add(t, "warning", text=f"could not attribute the turn: {exc}")
-            return None
-        return speaker_of(found, current)
+            return None, None
+        return speaker_of(found, current), found
 
     def _transcribe(self, audio: np.ndarray) -> str:
         """Cased, punctuated text when the ASR gives it (Whisper): sentence ends, question
@@ -314,6 +317,16 @@ class DialogLoop:
                 self.assistant_said(first, self.buffer.now_s)
                 return
             self.speak(self.model.proactive(self.buffer.now_s), self.buffer.now_s)
+
+
+def _voice_fields(found: TurnSpeaker | None) -> dict[str, object]:
+    """The voice decision's scores as timeline fields (none when the voice was not scored)."""
+    if found is None or found.score is None:
+        return {}
+    out: dict[str, object] = {"voice_reason": found.reason, "voice_score": round(found.score, 2)}
+    if found.presumed_score is not None:
+        out["presumed_score"] = round(found.presumed_score, 2)
+    return out
 
 
 def speaker_of(found: TurnSpeaker, current: str | None) -> str | None:
