@@ -65,9 +65,6 @@ class RetrievalProcess:
         self._lock = threading.RLock()  # guards the current user and both chunks
         self._level1 = MemChunk(level=1, at=clock())
         self._level2 = MemChunk(level=2, at=clock())
-        # Raw per-poll matches before debouncing, (time, user id or None): who was actually
-        # seen and heard at a moment, where current_user() may still be the previous person.
-        self._matches: deque[tuple[float, str | None]] = deque(maxlen=256)
         # Turns attributed by their own voice, (time, user id): people heard, for "Also here".
         self._speakers: deque[tuple[float, str]] = deque(maxlen=256)
         self._others: tuple[str, ...] = ()  # the other people named in the current Level-1 chunk
@@ -86,11 +83,6 @@ class RetrievalProcess:
         """Who the latest poll's observation was taken for, before any debounce (UserTracker.seen_as)."""
         with self._lock:
             return self.tracker.seen_as
-
-    def matches_between(self, t0: float, t1: float) -> list[str | None]:
-        """The raw (not debounced) matches of the polls observed between two clock times."""
-        with self._lock:
-            return [u for t, u in self._matches if t0 <= t <= t1]
 
     def others_present(self, at: float | None = None) -> tuple[str, ...]:
         """Other people than the current user heard within `presence_window_s` of `at` (turns
@@ -194,7 +186,6 @@ class RetrievalProcess:
         """Apply one identification (what poll_once does after identifying)."""
         at = self.clock() if at is None else at
         with self._lock:
-            self._matches.append((at, ident.user_id))
             changed = self.tracker.update(ident)
             if changed != UserTracker.NO_CHANGE:
                 others = self.others_present(at)

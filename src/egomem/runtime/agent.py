@@ -116,7 +116,7 @@ class EgoMem:
             gate, parts.store, parts.retrieval, self.timeline, hold_s=config.identity.unsure_hold_s, log=self.log
         )
         names = NameLearner(
-            parts.store, parts.manager, parts.retrieval, self.timeline, poll_interval_s=poll_s, wall=self.stream.wall,
+            parts.store, parts.manager, parts.retrieval, self.timeline, self.log, poll_interval_s=poll_s,
             unsure=self.unsure,
         )  # fmt: skip
         # The turn detector's VAD history also feeds the trigger (one Silero pass, not two).

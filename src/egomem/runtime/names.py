@@ -8,7 +8,6 @@ never by this module.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 
 from egomem.errors import EgomemError
 from egomem.memory.denial import denies_identity
@@ -16,6 +15,7 @@ from egomem.memory.manager import MemoryManager
 from egomem.memory.rules_extract import name_in
 from egomem.memory.social import same_name
 from egomem.retrieval.process import RetrievalProcess
+from egomem.runtime.conversation_log import SOMEONE, ConversationLog
 from egomem.runtime.timeline import Timeline
 from egomem.runtime.unsure import UnsureMemory
 from egomem.store.base import MemoryStore
@@ -31,15 +31,15 @@ class NameLearner:
         manager: MemoryManager,
         retrieval: RetrievalProcess,
         timeline: Timeline,
+        log: ConversationLog,
         *,
         poll_interval_s: float,
-        wall: Callable[[float], float],
         unsure: UnsureMemory | None = None,
     ) -> None:
         self.store, self.manager, self.retrieval, self.timeline = store, manager, retrieval, timeline
+        self.log = log  # each poll's sighting: who that poll alone saw (identity_poller.sighting)
         self.unsure = unsure  # a name from a person identity is unsure about settles who they are
         self.poll_interval_s = poll_interval_s
-        self.wall = wall  # stream seconds -> wall-clock seconds (retrieval's clock)
         self._lock = threading.Lock()
         self._pending: tuple[str, float, str | None] | None = None  # (name, heard at, Level-1 user then)
 
@@ -49,11 +49,11 @@ class NameLearner:
 
         Who said it must be certain, or a name lands on the wrong person. The Level-1 user
         is debounced, so just after a change of person it is still the previous one: the name
-        goes to the current user only when a poll during the utterance matched that user
-        itself; otherwise it waits for the next user to become current (a newly enrolled
-        person, typically) within `NAME_WAIT_POLLS` polls, and is dropped after that (the
-        session's extraction still finds it). A turn attributed by its own voice (`by_voice`)
-        needs no poll: the name is that person's."""
+        goes to the current user only when the polls during the utterance saw that user itself
+        (their sightings, not the debounced user); otherwise it waits for the next user to become
+        current (a newly enrolled person, typically) within `NAME_WAIT_POLLS` polls, and is
+        dropped after that (the session's extraction still finds it). A turn attributed by its
+        own voice (`by_voice`) needs no poll: the name is that person's."""
         try:
             name = name_in(text, [u.name for u in self.store.list_users() if u.name])
         except EgomemError as exc:
@@ -67,10 +67,11 @@ class NameLearner:
             self._adopt(by_voice, name, end)
             return
         user = self.retrieval.current_user()
-        seen = self.retrieval.matches_between(self.wall(start) - self.poll_interval_s, self.wall(end) + 1e-3)
-        # An unsure person's own polls match nobody (UNSURE has no user): those count as theirs.
+        seen = [s for _, _, s in self.log.polls_between(start - self.poll_interval_s, end + 1e-3)]
+        # An unsure person's polls before they are held (an UNSURE or NEW poll: someone not placed yet,
+        # or nobody observable) count as theirs; once held, their polls are sighted as them.
         unsure = self.unsure is not None and self.unsure.is_unsure(user)
-        if user is not None and seen and all(u == user or (unsure and u is None) for u in seen):
+        if user is not None and seen and all(u == user or (unsure and u in (None, SOMEONE)) for u in seen):
             self._adopt(user, name, end)
         else:
             with self._lock:
