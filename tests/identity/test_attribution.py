@@ -112,3 +112,40 @@ def test_one_voice_is_decided_as_a_lone_turn_and_nobody_gets_two_voices() -> Non
     assert _voices([{"A": 13.0}], "A") == [("A", "presumed")]
     # Nobody presumed: both voices clearly match A, but two voices are two people.
     assert _voices([{"A": 13.0}, {"A": 14.0}], None) == [(None, "another voice in the turn"), ("A", "voice")]
+
+
+class _WithFaces(_StubIdentifier):
+    """Plumbing mock: fixed s-normed voice scores and, per user, the face LLR of the faces in view."""
+
+    def __init__(self, scores: dict[str, float], face_llrs: dict[str, float | None]) -> None:
+        super().__init__(scores)
+        self.face_llrs = face_llrs
+        self.asked: list[str] = []
+
+    def face_llr_in_view(self, user_id: str, frames: Any) -> float | None:
+        self.asked.append(user_id)
+        return self.face_llrs.get(user_id)
+
+
+@pytest.mark.parametrize(
+    ("ben_face_llr", "expected"),
+    [
+        (-8.0, (None, "voice's owner not in view")),  # faces in view, none of them Ben: kept out of memory
+        (12.0, ("ben", "voice")),  # Ben's face is in view: his voice moves the turn
+        (None, ("ben", "voice")),  # no face in view (or Ben has no face key): the voice decides alone
+    ],
+)
+def test_a_voice_moves_a_turn_only_to_someone_the_camera_does_not_rule_out(
+    ben_face_llr: float | None, expected: tuple[str | None, str]
+) -> None:
+    ident = _WithFaces({"ann": 0.9, "ben": 10.0}, {"ben": ben_face_llr})
+    attributor = TurnAttributor(ident, margin=1.0, frames=lambda: [np.zeros((4, 4, 3), np.uint8)])
+    found = attributor.attribute(np.ones(16_000), "ann")
+    assert (found.user_id, found.reason) == expected
+    assert ident.asked == ["ben"]
+
+
+def test_without_a_camera_the_faces_are_not_asked() -> None:
+    ident = _WithFaces({"ann": 0.9, "ben": 10.0}, {"ben": -8.0})
+    found = TurnAttributor(ident, margin=1.0).attribute(np.ones(16_000), "ann")
+    assert (found.user_id, found.reason) == ("ben", "voice") and ident.asked == []

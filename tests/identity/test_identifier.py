@@ -194,3 +194,19 @@ def test_keys_moved_by_a_merge_elsewhere_identify_the_kept_person(
     elsewhere.close()
     r = ident.identify(None, [media["Colin_Powell_0002"]])
     assert r.status == IdentityStatus.KNOWN and r.user_id == b
+
+
+def test_face_in_view_counts_every_face_of_the_frame(ident: PersonIdentifier, media: dict[str, np.ndarray]) -> None:
+    a, b = _enroll_two(ident, media)
+    sharon, powell = media["Ariel_Sharon_0002"], media["Colin_Powell_0002"]
+    h = max(sharon.shape[0], powell.shape[0])
+    both = np.zeros((h, sharon.shape[1] + powell.shape[1], 3), np.uint8)  # side by side, Sharon the left
+    both[: sharon.shape[0], : sharon.shape[1]] = sharon
+    both[: powell.shape[0], sharon.shape[1] :] = powell
+    only_sharon = ident.face_llr_in_view(b, [sharon])
+    assert only_sharon is not None and only_sharon < 0.0  # a face in view, not B's: evidence against B
+    in_both = ident.face_llr_in_view(b, [both])
+    assert in_both is not None and in_both > 0.0  # B beside A: B is in view though not the only face
+    assert ident.face_llr_in_view(a, [np.zeros((120, 160, 3), np.uint8)]) is None  # no face: no evidence
+    c = ident.enroll(None, voice=ident.voice_encoder.observe(media["2414-128291-0000"]), name="C")
+    assert ident.face_llr_in_view(c, [both]) is None  # no face key: no face evidence

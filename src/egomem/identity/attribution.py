@@ -31,6 +31,13 @@ them. Everything else keeps the presumed speaker ("no evidence against them"), a
 single-person session always did.
 Unknown voices are not enrolled here: enrolment stays with the poll, which sees the face.
 
+A move is also checked against the camera: when faces are in view and the other person has a face
+key, one of those faces must be theirs (calibrated face LLR >= 0), or the turn is kept out of
+memory ("voice's owner not in view"). A voice alone cannot be trusted to name someone absent: in
+`bench realtime` (8e299b6) LibriSpeech speaker 2609's turn scored s-normed 9.97 against speaker
+3005's key (0.91 against the presumed speaker's), far past any voice bar, while 2609's face was the
+one in view; the turn went onto 3005's memory. Anna's turns beside Ben (both on camera) still move.
+
 Voices told apart inside one turn (`attribute_voices`): in one room, through one microphone, every
 voice scores far above the threshold against whoever was enrolled first (measured on the real
 recordings of `bench real`: s-normed 13-17 against a threshold of 2.95 for six different people),
@@ -42,6 +49,7 @@ enrolled person only on the usual clear evidence, and is otherwise an unknown sp
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -54,16 +62,25 @@ class TurnSpeaker:
     user_id: str | None  # who said it; None: nobody is presumed and no enrolled voice matched
     score: float | None  # the winning s-normed voice score (None: no voice evidence)
     # why: "voice" (matched another person), "unknown voice" (clearly not the presumed speaker,
-    # not clearly anyone else; user_id None), "presumed" (kept), "presumed has no voice key" (kept:
-    # nothing to compare with), "no speech", "no voice keys"
+    # not clearly anyone else; user_id None), "voice's owner not in view" (clearly another person's voice,
+    # but the faces in view say that person is not there; user_id None), "presumed" (kept), "presumed has
+    # no voice key" (kept: nothing to compare with), "no speech", "no voice keys"
     reason: str
     presumed_score: float | None = None  # the presumed speaker's s-normed score (None: not scored)
 
 
 class TurnAttributor:
-    def __init__(self, identifier: PersonIdentifier, *, margin: float = 1.0, min_speech_s: float = 1.6) -> None:
+    def __init__(
+        self,
+        identifier: PersonIdentifier,
+        *,
+        margin: float = 1.0,
+        min_speech_s: float = 1.6,
+        frames: Callable[[], Sequence[np.ndarray]] | None = None,
+    ) -> None:
         self.identifier = identifier
         self.margin = margin
+        self.frames = frames  # the camera's latest frames (None: no camera): who is in view now
         # Under resemblyzer's 1.6 s window a voice is tiled to fill it and scores lower against
         # its own keys (docs/benchmarks/speaker.md): too weak to say "not this person".
         self.min_speech_s = min_speech_s
@@ -83,11 +100,21 @@ class TurnAttributor:
         presumed_speaks = presumed_score is not None and presumed_score >= thr
         clearly_best = best.value >= thr + self.margin
         if best.user_id != presumed and clearly_best and not presumed_speaks:
+            if self._not_in_view(best.user_id):
+                return TurnSpeaker(None, best.value, "voice's owner not in view", presumed_score)
             return TurnSpeaker(best.user_id, best.value, "voice", presumed_score)
         clearly_not = presumed_score is not None and presumed_score < thr - self.margin
         if clearly_not and voice.speech_s >= self.min_speech_s:
             return TurnSpeaker(None, presumed_score, "unknown voice", presumed_score)
         return TurnSpeaker(presumed, presumed_score, "presumed", presumed_score)
+
+    def _not_in_view(self, user_id: str) -> bool:
+        """Whether the faces in view say `user_id` is not there (their best calibrated face LLR is
+        against them); False without a camera, a face in view, or a face key of theirs."""
+        if self.frames is None:
+            return False
+        llr = self.identifier.face_llr_in_view(user_id, self.frames())
+        return llr is not None and llr < 0.0
 
     def attribute_voices(self, voices: list[np.ndarray], presumed: str | None) -> list[TurnSpeaker]:
         """Speakers of the voices of one turn that the turn splitter told apart (their audio each),

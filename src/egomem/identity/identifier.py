@@ -383,6 +383,20 @@ class PersonIdentifier:
             rule += ": voice only, the candidate has a face"
         return Identification(IdentityStatus.UNSURE, rule=rule, **about)  # type: ignore[arg-type]
 
+    def face_llr_in_view(self, user_id: str, frames: Sequence[np.ndarray]) -> float | None:
+        """The calibrated face LLR that `user_id` is in view: the best over every face of `frames`
+        (not only the primary one: two people at the table are both in view). None when no face is
+        in view or the user has no face key (no face evidence either way)."""
+        with self._lock:
+            keys = [k for _, k in self.face_index.keys_of(user_id)]
+        if not keys:
+            return None
+        faces = [f for i, img in enumerate(frames) for f in self.face_encoder.observe_all(img, frame_index=i)]
+        if not faces:
+            return None
+        best = min(_dist(f.vector, k, True) for f in faces for k in keys)
+        return self.calibration.face.llr(best)
+
     def has_voice_key(self, user_id: str) -> bool:
         """Whether the user has a voice key to be told apart by (a user met by face whose voice was too
         like someone else's to be given one has none)."""

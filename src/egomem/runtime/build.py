@@ -47,16 +47,18 @@ def build_agent(
     passes after the rules' writes are left to a worker that outlives the agent (the server's)."""
     from egomem.identity.attribution import TurnAttributor
     from egomem.identity.consent_gate import ConsentGate
+    from egomem.identity.identifier import MAX_FRAMES
 
     config, models, store = services.config, services.models, services.store
     stream = AgentStream(config.runtime.buffer_s, wall_origin)
     identifier = services.identifier()
     # privacy hook: new people are enrolled through the consent gate (at once unless the policy is `ask`).
     gate = ConsentGate(identifier, resolve_policy(config.privacy.consent, command))
+    window = stream.window(max_age_s=config.retrieval.poll_interval_s * 1.5)  # what each poll sees
     retrieval = RetrievalProcess(
         store,
         identifier,
-        stream.window(max_age_s=config.retrieval.poll_interval_s * 1.5),
+        window,
         enroller=gate,
         config=config.retrieval,
         encoder=models.text,
@@ -68,7 +70,11 @@ def build_agent(
     if callable(set_hotwords):
         set_hotwords(sorted({u.name for u in store.list_users() if u.name}))
     margin = config.runtime.turn_voice_margin
-    attributor = None if margin is None else TurnAttributor(identifier, margin=margin)
+    attributor = (  # who is in view when a turn's voice says someone else: the frames a poll would see
+        None
+        if margin is None
+        else TurnAttributor(identifier, margin=margin, frames=lambda: window.latest_frames(MAX_FRAMES))
+    )
     parts = Components(
         store=store,
         retrieval=retrieval,

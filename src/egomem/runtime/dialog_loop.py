@@ -332,6 +332,6 @@ def _voice_fields(found: TurnSpeaker | None) -> dict[str, object]:
 def speaker_of(found: TurnSpeaker, current: str | None) -> str | None:
     """A voice decision as the agent keeps it: another person's id, UNKNOWN_VOICE for a voice that
     is nobody enrolled (or, in a split turn, not the current user's), None for the current user's."""
-    if found.reason in ("unknown voice", "another voice in the turn"):
+    if found.reason in ("unknown voice", "another voice in the turn", "voice's owner not in view"):
         return UNKNOWN_VOICE
     return found.user_id if found.reason == "voice" and found.user_id != current else None
