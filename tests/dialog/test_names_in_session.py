@@ -53,6 +53,7 @@ def test_agent_writes_a_name_said_during_the_session(store: Any) -> None:
     from egomem.retrieval.encoder import default_encoder
     from egomem.retrieval.process import RetrievalProcess
     from egomem.runtime.agent import Components, EgoMem
+    from egomem.runtime.identity_poller import sighting
     from egomem.schemas import Fact
 
     user = store.create_user(None)
@@ -72,8 +73,10 @@ def test_agent_writes_a_name_said_during_the_session(store: Any) -> None:
         vad=SileroVAD(),
     )
     agent = EgoMem(config, parts)
-    for _ in range(3):  # identity debounce
-        retrieval.observe(Identification(IdentityStatus.KNOWN, user_id=user.id))
+    for t in (0.0, 1.0, 2.0):  # identity debounce; each poll also logged, as IdentityPoller.poll does
+        ident = Identification(IdentityStatus.KNOWN, user_id=user.id)
+        retrieval.observe(ident)
+        agent.log.present(t, retrieval.current_user(), sighting(ident, retrieval.seen_as()))
     agent.dialog.user_turn(1.0, 2.0, None)
     assert store.get_user(user.id).name == "Sarah"
     assert retrieval.level1_chunk().text.startswith("Current user: Sarah")
