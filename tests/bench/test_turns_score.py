@@ -33,7 +33,7 @@ def test_a_turn_on_the_person_who_left_is_a_wrong_person() -> None:
     assert m["wrong_person"] == 1 and m["right"] == 1 and m["wrong_person_by_voice"] == 0
     assert m["wrong_person_rate"] == pytest.approx(0.5)
     assert m["wrong_person_examples"] == [{"at": 20.2, "speaker": "B", "written_to_person": "A", "how": "polls"}]
-    by_voice = score_turns([WrittenTurn(20.2, 24.9, "uA")], LINES, OWN, OWNER, by_voice=[24.9])
+    by_voice = score_turns([WrittenTurn(20.2, 24.9, "uA")], LINES, OWN, OWNER, by_voice={24.9: {}})
     assert by_voice["wrong_person_by_voice"] == 1 and by_voice["wrong_person_examples"][0]["how"] == "voice"
 
 

@@ -132,3 +132,48 @@ def test_a_name_said_just_after_a_change_of_person_waits_for_its_speaker(store: 
     assert store.get_user(a.id).name is None
     agent.identity.names.settle(4.0, b.id)
     assert store.get_user(b.id).name == "John" and store.get_user(a.id).name is None
+
+
+def test_a_turn_giving_two_peoples_own_names_is_kept_out_of_memory(store: Any) -> None:
+    """Two callers in one VAD turn that no split told apart ("This is Diane ... And I'm Sheila"): the
+    turn is heard (timeline) but written into nobody's memory, and neither name is given to the user."""
+    from egomem.config import Config
+    from egomem.identity.types import Identification, IdentityStatus
+    from egomem.memory.manager import MemoryManager
+    from egomem.memory.rules_provider import RulesProvider
+    from egomem.memory.trigger.metrics import sessions
+    from egomem.perception.vad import SileroVAD
+    from egomem.retrieval.encoder import default_encoder
+    from egomem.retrieval.process import RetrievalProcess
+    from egomem.runtime.agent import Components, EgoMem
+    from egomem.runtime.conversation_log import UNKNOWN_VOICE
+    from egomem.runtime.identity_poller import sighting
+
+    user = store.create_user(None)
+    config = Config()
+    encoder = default_encoder()
+    retrieval = RetrievalProcess(store, encoder=encoder, config=config.retrieval)
+    asr = _ScriptedASR("Hello? This is Diane, from New Jersey. And I'm Sheila, from Chicago.")
+    parts = Components(
+        store=store,
+        retrieval=retrieval,
+        model=TemplateResponder(),
+        transcriber=asr,
+        trigger=None,  # memory management is not run here
+        sessions=sessions,
+        manager=MemoryManager(store, RulesProvider(), encoder, config.memory),
+        vad=SileroVAD(),
+    )
+    agent = EgoMem(config, parts)
+    for t in (0.0, 1.0, 2.0):
+        ident = Identification(IdentityStatus.KNOWN, user_id=user.id)
+        retrieval.observe(ident)
+        agent.log.present(t, retrieval.current_user(), sighting(ident, retrieval.seen_as()))
+    agent.dialog.user_turn(0.5, 2.0, None)
+    assert [h.speaker for h in agent.log.heard_turns()] == [UNKNOWN_VOICE]
+    assert store.get_user(user.id).name is None
+    heard = agent.timeline.of_type("heard")
+    assert heard[-1].fields["user"] is None and heard[-1].fields["names"] == ["Diane", "Sheila"]
+    asr.text = "And I'm Sheila."  # one name in a turn: the user's, as before
+    agent.dialog.user_turn(1.0, 2.0, None)
+    assert store.get_user(user.id).name == "Sheila"

@@ -149,3 +149,29 @@ def test_without_a_camera_the_faces_are_not_asked() -> None:
     ident = _WithFaces({"ann": 0.9, "ben": 10.0}, {"ben": -8.0})
     found = TurnAttributor(ident, margin=1.0).attribute(np.ones(16_000), "ann")
     assert (found.user_id, found.reason) == ("ben", "voice") and ident.asked == []
+
+
+class _PerVoiceWithFaces(_PerVoiceIdentifier):
+    """Plumbing mock: per-voice scores, a face LLR per user, and a count of face detections."""
+
+    def __init__(self, per_voice: list[dict[str, float]], face_llrs: dict[str, float]) -> None:
+        super().__init__(per_voice)
+        self.face_llrs, self.detections = face_llrs, 0
+
+    def faces_in(self, frames: Any) -> list[Any]:
+        self.detections += 1
+        return [object()]
+
+    def face_llr_in_view(self, user_id: str, view: Any) -> float | None:
+        view.faces()
+        return self.face_llrs.get(user_id)
+
+
+def test_the_faces_of_a_split_turn_are_found_once_for_all_its_voices() -> None:
+    # Two voices of one turn, each clearly someone other than Ann: both moves ask the camera, one detection.
+    ident = _PerVoiceWithFaces([{"ann": 0.5, "ben": 10.0}, {"ann": 0.5, "cara": 10.0}], {"ben": 5.0, "cara": -5.0})
+    attributor = TurnAttributor(ident, margin=1.0, frames=lambda: [np.zeros((4, 4, 3), np.uint8)])
+    voices = [np.full(16_000 * (i + 1), float(i)) for i in range(2)]
+    found = [(f.user_id, f.reason) for f in attributor.attribute_voices(voices, "ann")]
+    assert found == [("ben", "voice"), (None, "voice's owner not in view")]
+    assert ident.detections == 1

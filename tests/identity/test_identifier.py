@@ -10,7 +10,7 @@ import pytest
 
 from egomem.config import Config
 from egomem.errors import InputError
-from egomem.identity.identifier import PersonIdentifier
+from egomem.identity.identifier import FacesInView, PersonIdentifier
 from egomem.identity.types import FaceObservation, IdentityStatus, VoiceObservation
 from egomem.perception.audio import load_audio
 from egomem.perception.face import FaceEncoder, load_image
@@ -38,6 +38,10 @@ def ident(tmp_path: Path, encoders: tuple[FaceEncoder, VoiceEncoder]) -> Iterato
     store = SQLiteStore(tmp_path / "m.db")
     yield PersonIdentifier(store, Config(data_dir=tmp_path), face_encoder=encoders[0], voice_encoder=encoders[1])
     store.close()
+
+
+def _view(ident: PersonIdentifier, frames: list[np.ndarray]) -> FacesInView:
+    return FacesInView(lambda: ident.faces_in(frames))
 
 
 def _enroll_two(ident: PersonIdentifier, media: dict[str, np.ndarray]) -> tuple[str, str]:
@@ -203,10 +207,10 @@ def test_face_in_view_counts_every_face_of_the_frame(ident: PersonIdentifier, me
     both = np.zeros((h, sharon.shape[1] + powell.shape[1], 3), np.uint8)  # side by side, Sharon the left
     both[: sharon.shape[0], : sharon.shape[1]] = sharon
     both[: powell.shape[0], sharon.shape[1] :] = powell
-    only_sharon = ident.face_llr_in_view(b, [sharon])
+    only_sharon = ident.face_llr_in_view(b, _view(ident, [sharon]))
     assert only_sharon is not None and only_sharon < 0.0  # a face in view, not B's: evidence against B
-    in_both = ident.face_llr_in_view(b, [both])
+    in_both = ident.face_llr_in_view(b, _view(ident, [both]))
     assert in_both is not None and in_both > 0.0  # B beside A: B is in view though not the only face
-    assert ident.face_llr_in_view(a, [np.zeros((120, 160, 3), np.uint8)]) is None  # no face: no evidence
+    assert ident.face_llr_in_view(a, _view(ident, [np.zeros((120, 160, 3), np.uint8)])) is None  # no face: no evidence
     c = ident.enroll(None, voice=ident.voice_encoder.observe(media["2414-128291-0000"]), name="C")
-    assert ident.face_llr_in_view(c, [both]) is None  # no face key: no face evidence
+    assert ident.face_llr_in_view(c, _view(ident, [both])) is None  # no face key: no face evidence

@@ -19,7 +19,7 @@ voice, or held and dropped). The rates are over written turns; unwritten over sc
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -50,14 +50,14 @@ def score_turns(
     own: Mapping[str, str],
     owner: Mapping[str, str],
     *,
-    by_voice: Mapping[float, Mapping[str, Any]] | Collection[float] = (),
+    by_voice: Mapping[float, Mapping[str, Any]] | None = None,
     examples: int = 5,
 ) -> dict[str, Any]:
     """`own`: person -> their own user; `owner`: user -> the person it belongs to (bench/_visits.py);
-    `by_voice`: the end times (rounded to 0.01 s) of turns given to their user by their own voice rather
-    than by who the polls had as current (a wrong person is counted under each cause); a mapping gives
-    each such turn's voice scores, which its wrong-person example then shows."""
-    voiced = {round(t, 2): dict(by_voice[t]) if isinstance(by_voice, Mapping) else {} for t in by_voice}
+    `by_voice`: the end time (rounded to 0.01 s) of each turn given to its user by its own voice rather
+    than by who the polls had as current (a wrong person is counted under each cause) -> that turn's
+    voice scores, which its wrong-person example then shows."""
+    voiced = {round(t, 2): dict(scores) for t, scores in (by_voice or {}).items()}
     right = wrong = wrong_voice = split = unmatched = 0
     wrong_examples: list[dict[str, Any]] = []
     covered: set[int] = set()

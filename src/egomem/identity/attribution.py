@@ -54,7 +54,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from egomem.identity.identifier import PersonIdentifier
+from egomem.identity.identifier import FacesInView, PersonIdentifier
+
+# The reasons that keep a turn out of everyone's memory (heard, shown in the timeline, not remembered).
+UNKNOWN_VOICE_REASON = "unknown voice"
+ANOTHER_VOICE_IN_TURN = "another voice in the turn"
+OWNER_NOT_IN_VIEW = "voice's owner not in view"
+# Not the voice's call: what was said gives two people's own names, so the turn holds two speakers.
+SEVERAL_PEOPLE_NAMED = "several people named themselves in the turn"
+KEPT_OUT_REASONS = frozenset({UNKNOWN_VOICE_REASON, ANOTHER_VOICE_IN_TURN, OWNER_NOT_IN_VIEW, SEVERAL_PEOPLE_NAMED})
 
 
 @dataclass(frozen=True)
@@ -85,7 +93,9 @@ class TurnAttributor:
         # its own keys (docs/benchmarks/speaker.md): too weak to say "not this person".
         self.min_speech_s = min_speech_s
 
-    def attribute(self, audio: np.ndarray | None, presumed: str | None) -> TurnSpeaker:
+    def attribute(self, audio: np.ndarray | None, presumed: str | None, view: FacesInView | None = None) -> TurnSpeaker:
+        """Who said `audio`, given the presumed speaker; `view`: the faces in view now, shared by the
+        questions of one moment (None: looked for here, if needed)."""
         voice = self.identifier.voice_encoder.observe(audio) if audio is not None and audio.size else None
         if voice is None:
             return TurnSpeaker(presumed, None, "no speech")
@@ -100,27 +110,33 @@ class TurnAttributor:
         presumed_speaks = presumed_score is not None and presumed_score >= thr
         clearly_best = best.value >= thr + self.margin
         if best.user_id != presumed and clearly_best and not presumed_speaks:
-            if self._not_in_view(best.user_id):
-                return TurnSpeaker(None, best.value, "voice's owner not in view", presumed_score)
+            if self._not_in_view(best.user_id, view or self._view()):
+                return TurnSpeaker(None, best.value, OWNER_NOT_IN_VIEW, presumed_score)
             return TurnSpeaker(best.user_id, best.value, "voice", presumed_score)
         clearly_not = presumed_score is not None and presumed_score < thr - self.margin
         if clearly_not and voice.speech_s >= self.min_speech_s:
-            return TurnSpeaker(None, presumed_score, "unknown voice", presumed_score)
+            return TurnSpeaker(None, presumed_score, UNKNOWN_VOICE_REASON, presumed_score)
         return TurnSpeaker(presumed, presumed_score, "presumed", presumed_score)
 
-    def _not_in_view(self, user_id: str) -> bool:
+    def _view(self) -> FacesInView | None:
+        """The faces of the camera's latest frames, looked for on the first question (None: no camera)."""
+        frames = self.frames
+        return None if frames is None else FacesInView(lambda: self.identifier.faces_in(frames()))
+
+    def _not_in_view(self, user_id: str, view: FacesInView | None) -> bool:
         """Whether the faces in view say `user_id` is not there (their best calibrated face LLR is
         against them); False without a camera, a face in view, or a face key of theirs."""
-        if self.frames is None:
+        if view is None:
             return False
-        llr = self.identifier.face_llr_in_view(user_id, self.frames())
+        llr = self.identifier.face_llr_in_view(user_id, view)
         return llr is not None and llr < 0.0
 
     def attribute_voices(self, voices: list[np.ndarray], presumed: str | None) -> list[TurnSpeaker]:
         """Speakers of the voices of one turn that the turn splitter told apart (their audio each),
         in order: being different people, no person gets two of them; each person keeps the voice
         closest to their keys, and the others are unknown (see the module docstring)."""
-        found = [self.attribute(v, presumed) for v in voices]
+        view = self._view()  # one moment: its faces are found once for every voice
+        found = [self.attribute(v, presumed, view) for v in voices]
 
         def closeness(i: int) -> tuple[float, int]:  # without a score (no voice keys): the longest voice
             score = found[i].score
@@ -133,6 +149,6 @@ class TurnAttributor:
         return [
             f
             if f.user_id is None or keep[f.user_id] == i
-            else TurnSpeaker(None, f.score, "another voice in the turn", f.presumed_score)
+            else TurnSpeaker(None, f.score, ANOTHER_VOICE_IN_TURN, f.presumed_score)
             for i, f in enumerate(found)
         ]

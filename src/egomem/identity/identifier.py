@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -70,6 +70,20 @@ class Match:
 
 def _logistic(x: float) -> float:
     return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, x))))
+
+
+class FacesInView:
+    """The faces of one moment's frames, detected once and only when first asked for: detection is
+    the cost, and several questions about one moment (each voice of a split turn) share it."""
+
+    def __init__(self, detect: Callable[[], list[FaceObservation]]) -> None:
+        self._detect = detect
+        self._faces: list[FaceObservation] | None = None
+
+    def faces(self) -> list[FaceObservation]:
+        if self._faces is None:
+            self._faces = self._detect()
+        return self._faces
 
 
 class PersonIdentifier:
@@ -383,15 +397,20 @@ class PersonIdentifier:
             rule += ": voice only, the candidate has a face"
         return Identification(IdentityStatus.UNSURE, rule=rule, **about)  # type: ignore[arg-type]
 
-    def face_llr_in_view(self, user_id: str, frames: Sequence[np.ndarray]) -> float | None:
-        """The calibrated face LLR that `user_id` is in view: the best over every face of `frames`
+    def faces_in(self, frames: Sequence[np.ndarray]) -> list[FaceObservation]:
+        """Every face of `frames` (not only each frame's primary one)."""
+        return [f for i, img in enumerate(frames) for f in self.face_encoder.observe_all(img, frame_index=i)]
+
+    def face_llr_in_view(self, user_id: str, view: FacesInView) -> float | None:
+        """The calibrated face LLR that `user_id` is in view: the best over every face in `view`
         (not only the primary one: two people at the table are both in view). None when no face is
-        in view or the user has no face key (no face evidence either way)."""
+        in view or the user has no face key (no face evidence either way); the faces are not looked
+        for then."""
         with self._lock:
             keys = [k for _, k in self.face_index.keys_of(user_id)]
         if not keys:
             return None
-        faces = [f for i, img in enumerate(frames) for f in self.face_encoder.observe_all(img, frame_index=i)]
+        faces = view.faces()
         if not faces:
             return None
         best = min(_dist(f.vector, k, True) for f in faces for k in keys)

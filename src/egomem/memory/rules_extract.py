@@ -24,8 +24,9 @@ from egomem.memory import rules_facts as facts
 from egomem.memory import statements
 from egomem.memory.items import ExtractedItem, Extraction, SessionText
 from egomem.memory.names import NameJudge, is_cased
-from egomem.memory.rules_people import relations, user_name
+from egomem.memory.rules_people import Introduction, introduction, relations, user_name
 from egomem.memory.rules_text import Collector
+from egomem.memory.social import same_name
 
 # A long unpunctuated ASR turn holds several statements: read each clause on its own
 # ("i love hiking and i hate jazz"). Never split "Tom and I are friends".
@@ -110,6 +111,25 @@ def name_in(text: str, known: list[str] | None = None) -> str | None:
         if user_name(statements.own_words(s), c):
             return c.items[0].text
     return None
+
+
+def several_people_named(text: str, known: list[str] | None = None) -> list[str]:
+    """Different names that sentences of one utterance each give as the speaker's own ("This is Diane
+    ... And I'm Sheila ..."): one voice does not have two names, so the utterance holds several people
+    that the turn detector and splitter did not tell apart. At least one of them must be said in the
+    first person ("I'm X", "my name is X"): "This is Anna. This is Ben." may be one speaker
+    introducing two others; a nickname ("call me Bob") is no second person, nor one name in two forms
+    (Sam / Samantha). Empty when the utterance holds at most one speaker's name."""
+    intros: list[Introduction] = []
+    for s in statements.sentences(statements.clean(text)):
+        if statements.is_unreliable(s):
+            continue
+        intro = introduction(statements.own_words(s), Collector(text, NameJudge(known or []), is_cased(text)))
+        if intro is not None and intro.kind != "nickname" and not any(same_name(i.name, intro.name) for i in intros):
+            intros.append(intro)
+    if len(intros) < 2 or all(i.kind == "this is" for i in intros):
+        return []
+    return [i.name for i in intros]
 
 
 def _dedupe(items: list[ExtractedItem]) -> list[ExtractedItem]:

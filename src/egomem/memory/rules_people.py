@@ -9,6 +9,7 @@ Mia" is the user's daughter too).
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from egomem.memory.names import title
 from egomem.memory.rules_text import Collector
@@ -25,6 +26,8 @@ _REL_OF = rf"({REL_WORDS})"
 # After a weak introduction the clause must end: "I'm Anna." / "I'm Anna and ..." but not "I'm Anna's dad".
 _END = r"(?=\s*$|\s*[,.!;:]|\s+(?:and|but|so|from|here|by the way|btw|speaking|nice|i|i'm|hi|hello)\b)"
 _NOT_MY = rf"(?!\s*,?\s*{_MY}\b)"  # "This is Anna, my sister": introducing someone else
+# The name one goes by besides one's own ("My name is Robert. Call me Bob."): the same person.
+_NICKNAME = r"(?:call me|i go by|people call me|everyone calls me)"
 _GREETING = r"^(?:(?:hi|hello|hey|good (?:morning|afternoon|evening)|oh|well|yes|yeah|ok|okay|so)[,!.]?\s+)*"
 
 
@@ -36,32 +39,47 @@ def _person(c: Collector, word: str, *, strong: bool, initial: bool = False) -> 
     return " ".join(title(w) for w in word.split())
 
 
-def user_name(s: str, c: Collector) -> bool:
-    """The user's name, from strong introductions ("my name is X", "call me X") or weak
-    ones ("I'm X", "this is X", "X here", "it's X") that the judge must back."""
-    # (pattern, strong context, capital letters count as evidence)
+@dataclass(frozen=True)
+class Introduction:
+    name: str
+    kind: str  # "own": "my name is X", "I'm X", "X here"; "nickname": "call me X"; "this is": "this is X", "it's X"
+
+
+def introduction(s: str, c: Collector) -> Introduction | None:
+    """The name a sentence gives as the speaker's, from strong introductions ("my name is X", "call
+    me X") or weak ones ("I'm X", "this is X", "X here", "it's X") that the judge must back."""
+    # (pattern, strong context, capital letters count as evidence, kind)
     patterns = [
         # "The name is Ryan." introduces the speaker only where it opens the sentence.
-        (rf"(?:\b(?:my name(?: is|'s)|name's)|{_GREETING}the name is)\s+{_TWO}{_END}", True, c.cased),
-        (rf"\b(?:call me|i go by|people call me|everyone calls me)\s+{_TWO}{_END}", c.cased, c.cased),
-        (rf"\b(?:i'm|i am)\s+{_TWO}{_END}", False, c.cased),
+        (rf"(?:\b(?:my name(?: is|'s)|name's)|{_GREETING}the name is)\s+{_TWO}{_END}", True, c.cased, "own"),
+        (rf"\b{_NICKNAME}\s+{_TWO}{_END}", c.cased, c.cased, "nickname"),
+        (rf"\b(?:i'm|i am)\s+{_TWO}{_END}", False, c.cased, "own"),
         # Sentence-initial introductions: "This is Anna" also introduces places and brands,
         # and "X here" starts a sentence, where a capital is no evidence: the lexicon decides.
         (
             rf"{_GREETING}(?:this is|it's|it is|it's me,?)\s+{_WORD}(?:\s+(?:here|speaking))?{_END}{_NOT_MY}",
             False,
             False,
+            "this is",
         ),
-        (rf"{_GREETING}{_WORD}\s+here(?=\s*$|\s*[,.!])", False, False),
+        (rf"{_GREETING}{_WORD}\s+here(?=\s*$|\s*[,.!])", False, False, "own"),
     ]
-    for pat, strong, cased in patterns:
+    for pat, strong, cased, kind in patterns:
         m = re.search(pat, s, re.IGNORECASE)
         if m is None or not c.judge.accepts(m.group(1).split()[0], cased=cased, strong=strong):
             continue
         words = m.group(1).split() if cased else m.group(1).split()[:1]
-        c.add("name", " ".join(title(w) for w in words), 1.0)
-        return True
-    return False
+        return Introduction(" ".join(title(w) for w in words), kind)
+    return None
+
+
+def user_name(s: str, c: Collector) -> bool:
+    """The user's name, when the sentence gives one (`introduction`)."""
+    intro = introduction(s, c)
+    if intro is None:
+        return False
+    c.add("name", intro.name, 1.0)
+    return True
 
 
 def _relation(c: Collector, rel: str, person: str, *, user_is_subject: bool = True, retract: bool = False) -> None:

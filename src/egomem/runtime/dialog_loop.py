@@ -20,7 +20,7 @@ from egomem.dialog.base import DuplexModel, UserTurn
 from egomem.dialog.speech import Synthesizer
 from egomem.dialog.turns import TurnDetector, Utterance
 from egomem.errors import EgomemError
-from egomem.identity.attribution import TurnSpeaker
+from egomem.identity.attribution import KEPT_OUT_REASONS, SEVERAL_PEOPLE_NAMED, TurnSpeaker
 from egomem.perception.asr import Transcriber
 from egomem.perception.audio import SAMPLE_RATE
 from egomem.retrieval.events import MemChunkUpdated
@@ -216,9 +216,15 @@ class DialogLoop:
         if text:
             current = self.retrieval.current_user()
             by_voice, found = decided if decided is not None else self._speaker_by_voice(audio, current, end)
+            named = self.names.several_named(text)
+            if named:  # two people's own names in one piece: two speakers no split told apart (a merge)
+                by_voice, found = UNKNOWN_VOICE, TurnSpeaker(None, None, SEVERAL_PEOPLE_NAMED)
             self.log.heard(Heard(start, end, text, by_voice))
             voice = _voice_fields(found)  # the scores behind the decision, for whoever reads the timeline
-            if by_voice == UNKNOWN_VOICE:  # someone unknown beside the user: heard, not remembered
+            if named:
+                self.timeline.add(end, "heard", text=text, user=None, how=SEVERAL_PEOPLE_NAMED, names=named)
+                self.retrieval.answering(None)
+            elif by_voice == UNKNOWN_VOICE:  # someone unknown beside the user: heard, not remembered
                 self.timeline.add(end, "heard", text=text, user=None, how="unknown voice", **voice)
                 self.retrieval.answering(None)
             elif by_voice is not None:  # the voice says who it is: no need to wait for a poll
@@ -332,6 +338,6 @@ def _voice_fields(found: TurnSpeaker | None) -> dict[str, object]:
 def speaker_of(found: TurnSpeaker, current: str | None) -> str | None:
     """A voice decision as the agent keeps it: another person's id, UNKNOWN_VOICE for a voice that
     is nobody enrolled (or, in a split turn, not the current user's), None for the current user's."""
-    if found.reason in ("unknown voice", "another voice in the turn", "voice's owner not in view"):
+    if found.reason in KEPT_OUT_REASONS:
         return UNKNOWN_VOICE
     return found.user_id if found.reason == "voice" and found.user_id != current else None

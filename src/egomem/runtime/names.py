@@ -12,7 +12,7 @@ import threading
 from egomem.errors import EgomemError
 from egomem.memory.denial import denies_identity
 from egomem.memory.manager import MemoryManager
-from egomem.memory.rules_extract import name_in
+from egomem.memory.rules_extract import name_in, several_people_named
 from egomem.memory.social import same_name
 from egomem.retrieval.process import RetrievalProcess
 from egomem.runtime.conversation_log import SOMEONE, ConversationLog
@@ -43,6 +43,17 @@ class NameLearner:
         self._lock = threading.Lock()
         self._pending: tuple[str, float, str | None] | None = None  # (name, heard at, Level-1 user then)
 
+    def several_named(self, text: str) -> list[str]:
+        """The different own names that sentences of one heard piece give (`several_people_named`):
+        a piece holding two speakers, which no one's memory should take whole. Empty otherwise."""
+        try:
+            return several_people_named(text, self._known_names())
+        except EgomemError:
+            return []
+
+    def _known_names(self) -> list[str]:
+        return [u.name for u in self.store.list_users() if u.name]
+
     def heard(self, text: str, start: float, end: float, by_voice: str | None = None) -> None:
         """A user whose name memory lacks says it: write it now, not after the session, and
         refresh Level 1 so the dialog model knows it at once.
@@ -55,7 +66,7 @@ class NameLearner:
         dropped after that (the session's extraction still finds it). A turn attributed by its
         own voice (`by_voice`) needs no poll: the name is that person's."""
         try:
-            name = name_in(text, [u.name for u in self.store.list_users() if u.name])
+            name = name_in(text, self._known_names())
         except EgomemError as exc:
             self.timeline.add(end, "warning", text=f"could not read a name: {exc}")
             return
