@@ -112,6 +112,11 @@ class LocalLLMConfig(ProviderConfig):
     # reused all the same (13 of 900 prompt tokens evaluated), without "ram"'s copy of the whole
     # state after each call (0.2 CPU-s, +0.5 GB RSS). docs/benchmarks/xcost.md.
     prefix_cache: Literal["context", "ram", "off"] = "context"
+    # llama.cpp's CPU weight repacking (its "extra buffer types": Q4_K rearranged for wider SIMD) keeps a
+    # second, repacked copy of most weights in anonymous memory beside the mapped file: +600 MB of RSS for
+    # the 1.5B (1,263 -> 1,860 MB after load). On this 2-core x86 machine it was not faster either:
+    # prompt 45 vs 36 tokens/s, generation 9.5 vs 10.6 (idle, docs/benchmarks/xcost.md "Weight repacking").
+    repack_weights: bool = False
     # When the model or llama-cpp-python is missing, use the rules (with a one-line notice)
     # instead of failing. A model answer that fails validation falls back to the rules for
     # that session (not retried: at temperature 0 a retry gives the same answer).

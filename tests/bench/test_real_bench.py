@@ -201,6 +201,9 @@ def test_annotation_errors_are_clear(tmp_path: Path) -> None:
     (tmp_path / "a.json").write_text(json.dumps({"recordings": [rec]}))
     with pytest.raises(InputError, match="audio not found"):
         load_recordings(tmp_path, tmp_path / "a.json")
+    # The packaged annotation under a data root that lacks the recordings (the wrong --data): one line.
+    with pytest.raises(InputError, match="under the data root"):
+        load_recordings(tmp_path)
 
 
 def test_packaged_annotation_is_split_by_recording(shared_data) -> None:

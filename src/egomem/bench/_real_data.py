@@ -129,7 +129,10 @@ def load_recordings(root: Path, annotation: Path | None = None) -> list[RealReco
         doc = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
         raise InputError(f"cannot read the annotation {path}: {exc}") from exc
-    recs = [parse_recording(r, root) for r in doc.get("recordings", [])]
+    try:
+        recs = [parse_recording(r, root) for r in doc.get("recordings", [])]
+    except OSError as exc:  # a turns or transcript file missing: the data root is not the one meant
+        raise InputError(f"cannot read the recordings' truth under the data root {root} (--data DIR): {exc}") from exc
     if not recs:
         raise InputError(f"{path}: no recordings")
     ids = [r.id for r in recs]

@@ -27,6 +27,8 @@ import atexit
 import importlib
 import json
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
@@ -54,7 +56,7 @@ _NOT_FOR_MODEL = frozenset({"episode_id", "start", "end", "source_text", "import
 # pydantic validates them after the answer anyway.
 _NOT_FOR_GRAMMAR = frozenset({"title", "description", "default", "maxLength", "minLength", "examples"})
 
-_MODELS: dict[tuple[str, int, int, int], tuple[Any, threading.Lock]] = {}
+_MODELS: dict[tuple[str, int, int, int, bool], tuple[Any, threading.Lock]] = {}
 _MODELS_LOCK = threading.Lock()
 
 
@@ -72,9 +74,14 @@ def resolve_model_path(model: str, data_dir: Path | None = None) -> Path:
 
 
 def _load(
-    path: Path, n_ctx: int, n_threads: int, draft_tokens: int, prefix_cache: PrefixCache = "context"
+    path: Path,
+    n_ctx: int,
+    n_threads: int,
+    draft_tokens: int,
+    prefix_cache: PrefixCache = "context",
+    repack_weights: bool = False,
 ) -> tuple[Any, threading.Lock]:
-    key = (str(path.resolve()), n_ctx, n_threads, draft_tokens)
+    key = (str(path.resolve()), n_ctx, n_threads, draft_tokens, repack_weights)
     with _MODELS_LOCK:
         if key not in _MODELS:
             try:
@@ -89,14 +96,15 @@ def _load(
                 speculative = importlib.import_module("llama_cpp.llama_speculative")
                 draft = speculative.LlamaPromptLookupDecoding(num_pred_tokens=draft_tokens)
             try:
-                llm = llama_cpp.Llama(
-                    model_path=key[0],
-                    n_ctx=n_ctx,
-                    n_threads=n_threads,
-                    n_threads_batch=n_threads,
-                    draft_model=draft,
-                    verbose=False,
-                )
+                with _model_params(llama_cpp, use_extra_bufts=repack_weights):
+                    llm = llama_cpp.Llama(
+                        model_path=key[0],
+                        n_ctx=n_ctx,
+                        n_threads=n_threads,
+                        n_threads_batch=n_threads,
+                        draft_model=draft,
+                        verbose=False,
+                    )
             except (ValueError, RuntimeError) as exc:
                 raise ConfigError(f"llama.cpp cannot load {path.name}: {exc}") from exc
             _MODELS[key] = (llm, threading.Lock())
@@ -108,6 +116,29 @@ def _load(
             elif prefix_cache != "ram":
                 llm.set_cache(None)
         return llm, lock
+
+
+@contextmanager
+def _model_params(llama_cpp: Any, **fields: Any) -> Iterator[None]:
+    """Model parameters that `Llama()` takes no argument for (`use_extra_bufts`): its constructor starts
+    from `llama_model_default_params()`, so that function is wrapped while one model is built (under
+    `_MODELS_LOCK`, the only place that builds one)."""
+    low = llama_cpp.llama_cpp
+    default = low.llama_model_default_params
+
+    def params() -> Any:
+        p = default()
+        for name, value in fields.items():
+            if not hasattr(p, name):
+                raise ConfigError(f"this llama-cpp-python has no model parameter {name!r}")
+            setattr(p, name, value)
+        return p
+
+    low.llama_model_default_params = params
+    try:
+        yield
+    finally:
+        low.llama_model_default_params = default
 
 
 @atexit.register
@@ -135,6 +166,7 @@ class LocalLLMProvider(ChatProvider):
         draft_tokens: int = 0,
         prompt_version: int = PROMPT_VERSION,
         prefix_cache: PrefixCache = "context",
+        repack_weights: bool = False,
     ) -> None:
         super().__init__(prompt_version=prompt_version)
         self.model_name = str(model)
@@ -142,7 +174,7 @@ class LocalLLMProvider(ChatProvider):
         self.max_tokens = max_tokens
         self.draft_tokens = draft_tokens
         self.prefix_cache = prefix_cache
-        self._llm, self._lock = _load(self.model_path, n_ctx, n_threads, draft_tokens, prefix_cache)
+        self._llm, self._lock = _load(self.model_path, n_ctx, n_threads, draft_tokens, prefix_cache, repack_weights)
 
     @classmethod
     def from_config(cls, cfg: LocalLLMConfig, ctx: BuildContext) -> LocalLLMProvider:
@@ -154,6 +186,7 @@ class LocalLLMProvider(ChatProvider):
             max_tokens=cfg.max_tokens,
             draft_tokens=cfg.draft_tokens,
             prefix_cache=cfg.prefix_cache,
+            repack_weights=cfg.repack_weights,
         )
 
     def render_payload(self, payload: BaseModel) -> str:
