@@ -43,7 +43,9 @@ class _ScriptedASR:
         return self.text
 
 
-def test_agent_writes_a_name_said_during_the_session(store: Any) -> None:
+def _agent_with_known_user(store: Any, asr: _ScriptedASR, user_id: str) -> tuple[Any, Any]:
+    """The real agent (rules memory, no trigger) whose retrieval has settled on `user_id`: three KNOWN
+    polls, each logged as IdentityPoller.poll logs it."""
     from egomem.config import Config
     from egomem.identity.types import Identification, IdentityStatus
     from egomem.memory.manager import MemoryManager
@@ -54,14 +56,10 @@ def test_agent_writes_a_name_said_during_the_session(store: Any) -> None:
     from egomem.retrieval.process import RetrievalProcess
     from egomem.runtime.agent import Components, EgoMem
     from egomem.runtime.identity_poller import sighting
-    from egomem.schemas import Fact
 
-    user = store.create_user(None)
-    store.add_fact(Fact(user_id=user.id, text="works as a nurse"))
     config = Config()
     encoder = default_encoder()
     retrieval = RetrievalProcess(store, encoder=encoder, config=config.retrieval)
-    asr = _ScriptedASR("oh sorry i'm sarah by the way")
     parts = Components(
         store=store,
         retrieval=retrieval,
@@ -74,9 +72,19 @@ def test_agent_writes_a_name_said_during_the_session(store: Any) -> None:
     )
     agent = EgoMem(config, parts)
     for t in (0.0, 1.0, 2.0):  # identity debounce; each poll also logged, as IdentityPoller.poll does
-        ident = Identification(IdentityStatus.KNOWN, user_id=user.id)
+        ident = Identification(IdentityStatus.KNOWN, user_id=user_id)
         retrieval.observe(ident)
         agent.log.present(t, retrieval.current_user(), sighting(ident, retrieval.seen_as()))
+    return agent, retrieval
+
+
+def test_agent_writes_a_name_said_during_the_session(store: Any) -> None:
+    from egomem.schemas import Fact
+
+    user = store.create_user(None)
+    store.add_fact(Fact(user_id=user.id, text="works as a nurse"))
+    asr = _ScriptedASR("oh sorry i'm sarah by the way")
+    agent, retrieval = _agent_with_known_user(store, asr, user.id)
     agent.dialog.user_turn(1.0, 2.0, None)
     assert store.get_user(user.id).name == "Sarah"
     assert retrieval.level1_chunk().text.startswith("Current user: Sarah")
@@ -137,38 +145,11 @@ def test_a_name_said_just_after_a_change_of_person_waits_for_its_speaker(store: 
 def test_a_turn_giving_two_peoples_own_names_is_kept_out_of_memory(store: Any) -> None:
     """Two callers in one VAD turn that no split told apart ("This is Diane ... And I'm Sheila"): the
     turn is heard (timeline) but written into nobody's memory, and neither name is given to the user."""
-    from egomem.config import Config
-    from egomem.identity.types import Identification, IdentityStatus
-    from egomem.memory.manager import MemoryManager
-    from egomem.memory.rules_provider import RulesProvider
-    from egomem.memory.trigger.metrics import sessions
-    from egomem.perception.vad import SileroVAD
-    from egomem.retrieval.encoder import default_encoder
-    from egomem.retrieval.process import RetrievalProcess
-    from egomem.runtime.agent import Components, EgoMem
     from egomem.runtime.conversation_log import UNKNOWN_VOICE
-    from egomem.runtime.identity_poller import sighting
 
     user = store.create_user(None)
-    config = Config()
-    encoder = default_encoder()
-    retrieval = RetrievalProcess(store, encoder=encoder, config=config.retrieval)
     asr = _ScriptedASR("Hello? This is Diane, from New Jersey. And I'm Sheila, from Chicago.")
-    parts = Components(
-        store=store,
-        retrieval=retrieval,
-        model=TemplateResponder(),
-        transcriber=asr,
-        trigger=None,  # memory management is not run here
-        sessions=sessions,
-        manager=MemoryManager(store, RulesProvider(), encoder, config.memory),
-        vad=SileroVAD(),
-    )
-    agent = EgoMem(config, parts)
-    for t in (0.0, 1.0, 2.0):
-        ident = Identification(IdentityStatus.KNOWN, user_id=user.id)
-        retrieval.observe(ident)
-        agent.log.present(t, retrieval.current_user(), sighting(ident, retrieval.seen_as()))
+    agent, _ = _agent_with_known_user(store, asr, user.id)
     agent.dialog.user_turn(0.5, 2.0, None)
     assert [h.speaker for h in agent.log.heard_turns()] == [UNKNOWN_VOICE]
     assert store.get_user(user.id).name is None

@@ -108,3 +108,13 @@ def free_port_url() -> str:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     return f"http://127.0.0.1:{port}/v1"
+
+
+@pytest.fixture(scope="module")
+def packaged_model() -> None:
+    """Skips where the packaged 1.5B model is not assembled (tests that run the real model)."""
+    from egomem import weights
+    from egomem.config import default_data_dir
+
+    if weights.ready_path("qwen2.5-coder-1.5b", default_data_dir()) is None:
+        pytest.skip("qwen2.5-coder-1.5b is not assembled here (egomem models install qwen2.5-coder-1.5b)")

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-from egomem import weights
-from egomem.config import default_data_dir
 from egomem.llm.local import LocalLLMProvider
 from egomem.memory.extractor import MemoryExtractor
 from egomem.memory.items import SessionText, Turn
@@ -22,13 +20,7 @@ def _session(ep: str, said: str) -> SessionText:
     return SessionText(episode_id=ep, start=0.0, end=30.0, date="3 March 2025", turns=turns)
 
 
-@pytest.fixture(scope="module")
-def model_ready() -> None:
-    if weights.ready_path(MODEL, default_data_dir()) is None:
-        pytest.skip(f"{MODEL} is not assembled here (egomem models install {MODEL})")
-
-
-@pytest.mark.usefixtures("model_ready")
+@pytest.mark.usefixtures("packaged_model")
 def test_the_system_prompt_is_evaluated_once_for_consecutive_extractions() -> None:
     p = LocalLLMProvider(MODEL, prefix_cache="context")
     MemoryExtractor(p).extract(_session("a", "Hi, I'm Nadia. I work as a vet."))
@@ -39,7 +31,7 @@ def test_the_system_prompt_is_evaluated_once_for_consecutive_extractions() -> No
     assert second_evaluated < second_sent / 3  # the system prompt (most of it) was not recomputed
 
 
-@pytest.mark.usefixtures("model_ready")
+@pytest.mark.usefixtures("packaged_model")
 def test_short_schema_writes_fewer_tokens_for_the_same_items() -> None:
     session = _session("c", "Hi, I'm Nadia. I work as a vet at the animal clinic.")
     full = LocalLLMProvider(MODEL)
@@ -52,7 +44,7 @@ def test_short_schema_writes_fewer_tokens_for_the_same_items() -> None:
     assert short.usage.completion_tokens < full.usage.completion_tokens
 
 
-@pytest.mark.usefixtures("model_ready")
+@pytest.mark.usefixtures("packaged_model")
 def test_the_models_seconds_split_into_prompt_decode_and_the_rest() -> None:
     p = LocalLLMProvider(MODEL, prefix_cache="off")
     MemoryExtractor(p).extract(_session("d", "Hi, I'm Nadia. I work as a vet."))

@@ -10,9 +10,6 @@ import sys
 
 import pytest
 
-from egomem import weights
-from egomem.config import default_data_dir
-
 MODEL = "qwen2.5-coder-1.5b"
 
 _PROBE = """
@@ -35,13 +32,7 @@ def _load_in_subprocess(repack: bool) -> dict[str, object]:
     return result
 
 
-@pytest.fixture(scope="module")
-def model_ready() -> None:
-    if weights.ready_path(MODEL, default_data_dir()) is None:
-        pytest.skip(f"{MODEL} is not assembled here (egomem models install {MODEL})")
-
-
-@pytest.mark.usefixtures("model_ready")
+@pytest.mark.usefixtures("packaged_model")
 def test_the_default_holds_the_weights_once() -> None:
     default = _load_in_subprocess(False)
     assert default["extra_bufts"] is False
@@ -50,7 +41,7 @@ def test_the_default_holds_the_weights_once() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.usefixtures("model_ready")
+@pytest.mark.usefixtures("packaged_model")
 def test_repacking_keeps_a_second_copy_of_the_weights() -> None:
     repacked = _load_in_subprocess(True)
     assert repacked["extra_bufts"] is True
