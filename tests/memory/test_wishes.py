@@ -107,6 +107,14 @@ def test_the_rules_keep_a_liking_a_liking() -> None:
         ("Maya loves surfing", ["I want to try surfing this summer."], "wants to try surfing this summer"),
         ("enjoys golf", ["I'm going to take up golf."], "is going to take up golf"),
         ("likes the piano", ["I'd love to learn the piano if I had time."], None),  # a wish, no plan: dropped
+        # A habit whose only evidence is a wish (the local model wrote "plays tennis" in CI).
+        (
+            "plays tennis",
+            ["Do any of my colleagues play tennis?", "I'd like to learn to play tennis too."],
+            "wants to learn to play tennis",
+        ),
+        ("Emily goes surfing", ["I want to try surfing this summer."], "wants to try surfing this summer"),
+        ("is a keen golf player", ["I'm going to take up golf."], "is going to take up golf"),
     ],
 )
 def test_a_liking_whose_only_evidence_is_a_wish(liking: str, said: list[str], expected: str | None) -> None:
@@ -121,6 +129,10 @@ def test_a_liking_whose_only_evidence_is_a_wish(liking: str, said: list[str], ex
         ("likes tennis", ["I love tennis, and I'd like to learn to serve."]),
         ("likes jazz", ["I want to try surfing."]),  # the wish is about something else
         ("works as a nurse", ["I want to become a nurse."]),  # not a liking
+        # A habit the user does state, beside a wish about it.
+        ("plays tennis", ["I played tennis this morning.", "I'd like to learn to play tennis better."]),
+        ("goes hiking", ["On weekends I usually go hiking.", "I'd love to go hiking in the Alps."]),
+        ("plays tennis", ["I play tennis, and I'd like to learn to serve."]),
     ],
 )
 def test_a_liking_that_was_said_is_not_touched(liking: str, said: list[str]) -> None:
@@ -158,6 +170,23 @@ def test_a_models_wish_as_liking_is_stored_as_the_plan(store: SQLiteStore, encod
     stored = {f.text: f.kind.value for f in store.list_facts(out.user_id) if f.kind.value != "summary"}
     assert stored == {"wants to take up golf": "fact"}
     assert [c.why for c in out.checked] == [WISH_NOT_LIKING, WISH_NOT_LIKING]
+
+
+def test_a_models_wish_as_habit_is_stored_as_the_plan(store: SQLiteStore, encoder: Any) -> None:
+    said = ["Do any of my colleagues play tennis?", "I'd like to learn to play tennis too."]
+    items = [
+        {"kind": "preference", "text": "plays tennis", "source_text": "I'd like to learn to play tennis too."},
+        {
+            "kind": "fact",
+            "text": "wants to learn to play tennis",
+            "source_text": "I'd like to learn to play tennis too.",
+        },
+    ]
+    out = MemoryManager(store, CannedChatModel(items), encoder).process(_session(*said))
+    assert out.user_id
+    stored = {(f.kind.value, f.text) for f in store.list_facts(out.user_id) if f.kind.value != "summary"}
+    assert stored == {("fact", "wants to learn to play tennis")}
+    assert [(c.item.text, c.replaced_by, c.why) for c in out.checked] == [("plays tennis", None, WISH_NOT_LIKING)]
 
 
 def test_a_plan_written_as_a_preference_is_stored_as_a_fact(store: SQLiteStore, encoder: Any) -> None:

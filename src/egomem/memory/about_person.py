@@ -5,7 +5,7 @@ and the update agent: what reaches memory is about the person, as they said it.
   is dropped. A summary that mixes the person and the assistant is rewritten by deleting the
   assistant's sentences and trailing clauses (only deleting: no word is made up, and the person's
   part of the episode keeps its summary); when nothing about the person is left, it is dropped.
-- A liking ("likes tennis") whose only evidence in the user's words is a wish or plan ("I'd
+- A liking ("likes tennis") or a habit ("plays tennis") whose only evidence in the user's words is a wish or plan ("I'd
   like to learn tennis") becomes the plan fact ("wants to learn tennis"), or is dropped when the
   wish is no plan ("I'd love to play tennis someday"); memory/wishes.py. A plan a model wrote
   as a preference ("wants to learn tennis") is stored as the fact it is, as the rules write it.
@@ -67,7 +67,7 @@ def check_items(items: list[ExtractedItem], session: SessionText) -> tuple[list[
         elif it.kind == "preference" and is_plan_text(it.text):
             why = WISH_NOT_LIKING
             new = it.model_copy(update={"kind": "fact"})
-        elif it.kind == "preference" and not it.retract:
+        elif it.kind in ("preference", "fact") and not it.retract:
             wish = liking_from_wish(it.text, sentences)
             if wish is not None:
                 why = WISH_NOT_LIKING

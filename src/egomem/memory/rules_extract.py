@@ -17,6 +17,7 @@ things rather than guessing.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from datetime import UTC, datetime
 
 from egomem.memory import rules_changes as changes
@@ -101,16 +102,20 @@ def extract_rules(session: SessionText) -> Extraction:
     return Extraction(items=items)
 
 
+def _introductions(text: str, known: list[str] | None) -> Iterator[Introduction]:
+    """The introduction each reliable sentence of one utterance gives, judged with one judge."""
+    judge, cased = NameJudge(known or []), is_cased(text)
+    for s in statements.sentences(statements.clean(text)):
+        if not statements.is_unreliable(s):
+            intro = introduction(statements.own_words(s), Collector(text, judge, cased))
+            if intro is not None:
+                yield intro
+
+
 def name_in(text: str, known: list[str] | None = None) -> str | None:
     """The name the user gives in one utterance, judged as the extractor would (None if none):
     what the runtime uses to learn a name during the session."""
-    for s in statements.sentences(statements.clean(text)):
-        if statements.is_unreliable(s):
-            continue
-        c = Collector(text, NameJudge(known or []), is_cased(text))
-        if user_name(statements.own_words(s), c):
-            return c.items[0].text
-    return None
+    return next((i.name for i in _introductions(text, known)), None)
 
 
 def several_people_named(text: str, known: list[str] | None = None) -> list[str]:
@@ -121,11 +126,8 @@ def several_people_named(text: str, known: list[str] | None = None) -> list[str]
     introducing two others; a nickname ("call me Bob") is no second person, nor one name in two forms
     (Sam / Samantha). Empty when the utterance holds at most one speaker's name."""
     intros: list[Introduction] = []
-    for s in statements.sentences(statements.clean(text)):
-        if statements.is_unreliable(s):
-            continue
-        intro = introduction(statements.own_words(s), Collector(text, NameJudge(known or []), is_cased(text)))
-        if intro is not None and intro.kind != "nickname" and not any(same_name(i.name, intro.name) for i in intros):
+    for intro in _introductions(text, known):
+        if intro.kind != "nickname" and not any(same_name(i.name, intro.name) for i in intros):
             intros.append(intro)
     if len(intros) < 2 or all(i.kind == "this is" for i in intros):
         return []

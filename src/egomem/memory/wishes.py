@@ -3,8 +3,9 @@
 "I'd like to learn tennis" says the person wants to learn it, not that they like tennis;
 "I'm going to try surfing" is a plan. `plan_in` reads a first-person wish or plan into its
 canonical fact ("wants to learn tennis", "is going to try surfing", "plans to take up golf");
-`liking_from_wish` finds a liking ("likes tennis") whose only evidence in what the user said
-is such a wish, whatever extractor wrote it, and gives the plan to store instead.
+`liking_from_wish` finds a liking ("likes tennis") or a habit ("plays tennis") whose only
+evidence in what the user said is such a wish, whatever extractor wrote it, and gives the plan
+to store instead.
 Written from general phrasings, not from any one script.
 """
 
@@ -51,6 +52,12 @@ _FILLER = frozenset(
 _LIKING_ITEM = re.compile(
     r"^(?:[A-Z][\w'-]* )?(?:likes|loves|enjoys|adores|prefers|is into|is interested in|is keen on|"
     r"is passionate about|is (?:a )?(?:big |huge )?fan of|is crazy about)\s+(?P<obj>.+)$",
+    re.I,
+)
+# A habit said of the person: "plays tennis", "goes hiking", "is a keen tennis player".
+_DOING_ITEM = re.compile(
+    r"^(?:[A-Z][\w'-]* )?(?:(?:regularly|often|usually|sometimes) )?(?:plays|does|practi[cs]es|goes)\s+(?P<obj>.+)$|"
+    r"^(?:[A-Z][\w'-]* )?is (?:a|an) (?:keen |avid |regular )?(?P<player>[\w -]+?) (?:player|fan)$",
     re.I,
 )
 # The user saying they like something now (not "I'd like", not "I don't like").
@@ -104,14 +111,28 @@ def _keywords(obj: str) -> list[str]:
     return content or words
 
 
+def _says_doing(sentence: str, keys: list[str]) -> bool:
+    """Whether `sentence` (with any wish taken out) has the user say they do it: a first-person
+    statement, not a question, that still names it ("I played tennis this morning")."""
+    if sentence.rstrip().endswith("?"):
+        return False
+    has_key = any(re.search(rf"\b{re.escape(k)}", sentence) for k in keys)
+    return has_key and re.search(r"\b(?:i|i'm|i've|we|we're|we've|my)\b", sentence) is not None
+
+
 def liking_from_wish(text: str, sentences: Iterable[str]) -> tuple[str | None, str] | None:
-    """For a liking item `text` ("likes tennis"), when the user's `sentences` hold a wish or plan
-    about it and no sentence saying they like it: (the plan fact to store instead, or None when
-    the wish is no plan; the sentence it comes from). None: not a liking, or a liking said."""
-    m = _LIKING_ITEM.match(text.strip())
+    """For a liking item `text` ("likes tennis") or a habit ("plays tennis"), when the user's
+    `sentences` hold a wish or plan about it and no sentence saying they like it (for a habit:
+    that they do it): (the plan fact to store instead, or None when the wish is no plan; the
+    sentence it comes from). None: neither a liking nor a habit, or it was said."""
+    text = text.strip()
+    m = _LIKING_ITEM.match(text)
+    doing = m is None
+    if doing:
+        m = _DOING_ITEM.match(text)
     if m is None:
         return None
-    keys = _keywords(m.group("obj"))
+    keys = _keywords(m.group("obj") or m.group("player") if doing else m.group("obj"))
     if not keys:
         return None
     wished: list[str] = []
@@ -120,8 +141,9 @@ def liking_from_wish(text: str, sentences: Iterable[str]) -> tuple[str | None, s
         if not any(re.search(rf"\b{re.escape(k)}", low) for k in keys):
             continue
         w = _wish(low)
-        if _LIKING_SAID.search(low.replace(w[2], " ") if w else low):
-            return None  # the user does say they like it
+        rest = low.replace(w[2], " ") if w else low
+        if _LIKING_SAID.search(rest) or (doing and _says_doing(rest, keys)):
+            return None  # the user does say they like it, or do it
         if w is not None and any(re.search(rf"\b{re.escape(k)}", w[1]) for k in keys):
             wished.append(s)
     if not wished:
