@@ -1,5 +1,6 @@
 """What the person said has ended is never written as holding (memory/polarity.py): a model's
-polarity flip is dropped, and its "no longer ..." item closes the old fact."""
+polarity flip is dropped, and its "no longer ..." item closes the old fact; what they said holds
+is never retracted."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from egomem.identity.types import Identification, IdentityStatus
 from egomem.memory.extractor import MemoryExtractor
 from egomem.memory.items import ExtractedItem
 from egomem.memory.manager import MemoryManager
-from egomem.memory.polarity import asserts_what_ended, retraction_of
+from egomem.memory.polarity import asserts_what_ended, retraction_of, retracts_what_holds
 from egomem.memory.rules_provider import RulesProvider
 from egomem.store.sqlite import SQLiteStore
 
@@ -88,3 +89,45 @@ def test_a_models_no_longer_closes_the_fact_it_paraphrased(store: SQLiteStore, e
     now = _current(store, uid)
     assert "makes cakes every week" not in now and "makes cakes" not in now
     assert "no longer makes cakes" in now
+
+
+@pytest.mark.parametrize(
+    ("text", "source"),
+    [
+        ("moved to Paris", "Oh, and we moved to Paris last month."),  # the local model's slip in a demo run
+        ("works as a nurse", "I work as a nurse."),
+        ("plays tennis", "I still play tennis on Sundays, and I love it."),
+    ],
+)
+def test_a_retraction_of_what_the_source_says_holds_is_caught(text: str, source: str) -> None:
+    assert retracts_what_holds(_item("fact", text, source, retract=True))
+
+
+@pytest.mark.parametrize(
+    ("text", "source"),
+    [
+        ("lives in London", "We moved from London to Paris."),  # "lives" is not said: leaving London
+        ("works at the bank", "I quit my job at the bank."),
+        ("plays tennis", "I don't play tennis any more."),
+        ("eats meat", "I don't eat meat."),
+        ("drinks coffee", "I switched from coffee to tea, I drink tea now."),
+        ("running", "I switched from running to cycling."),  # the rules' retraction of an activity
+    ],
+)
+def test_a_retraction_its_source_bears_out_is_left_alone(text: str, source: str) -> None:
+    assert not retracts_what_holds(_item("fact", text, source, retract=True))
+    assert not retracts_what_holds(_item("fact", "moved to Paris", "We moved to Paris."))  # no retraction
+
+
+def test_a_models_retraction_of_the_news_leaves_the_news(store: SQLiteStore, encoder: Any) -> None:
+    day1 = [{"kind": "fact", "text": "lives in London", "source_text": "I live in London."}]
+    uid = MemoryManager(store, ScriptedProvider(day1), encoder).process(_session("e1", "I live in London.")).user_id
+    assert uid
+    said = "Oh, and we moved to Paris last month."
+    day2 = [{"kind": "fact", "text": "moved to Paris", "source_text": said, "retract": True}]  # the slip
+    known = Identification(status=IdentityStatus.KNOWN, user_id=uid)
+    # The default: the rules write the session (London -> Paris), then the model's pass follows.
+    manager = MemoryManager(store, ScriptedProvider(day2), encoder, fallback=RulesProvider())
+    manager.process(_session("e2", said, at=T0 + 86400), known)
+    now = _current(store, uid)
+    assert "lives in Paris" in now and "lives in London" not in now

@@ -13,7 +13,9 @@ and the update agent: what reaches memory is about the person, as they said it.
   no, just joking.") is dropped, as the rules never read such a turn (memory/statements.py).
 - A fact or preference that states as holding what its source says has ended ("enjoys
   crossword puzzles" from "I no longer enjoy crossword puzzles") is dropped; an item that says
-  a state ended ("no longer makes cakes") also retracts the state (memory/polarity.py).
+  a state ended ("no longer makes cakes") also retracts the state; a retraction of what its
+  source says holds ("moved to Paris" from "we moved to Paris last month") is dropped
+  (memory/polarity.py).
 
 Every change is returned with its reason, for the episode's log and the timeline.
 """
@@ -25,12 +27,13 @@ from dataclasses import dataclass
 from egomem.memory import statements
 from egomem.memory.assistant_subject import about_assistant, without_assistant
 from egomem.memory.items import ExtractedItem, SessionText
-from egomem.memory.polarity import asserts_what_ended, retraction_of
+from egomem.memory.polarity import asserts_what_ended, retraction_of, retracts_what_holds
 from egomem.memory.wishes import is_plan_text, liking_from_wish
 
 ABOUT_ASSISTANT = "about the assistant, not the person"
 WISH_NOT_LIKING = "a wish or plan, not a liking"
 ENDED_NOT_HELD = "its source says this has ended"
+HELD_NOT_ENDED = "its source says this holds"
 SAID_IN_JEST = "said in jest and taken back"
 
 
@@ -63,6 +66,9 @@ def check_items(items: list[ExtractedItem], session: SessionText) -> tuple[list[
             new = None
         elif asserts_what_ended(it):
             why = ENDED_NOT_HELD
+            new = None
+        elif retracts_what_holds(it):
+            why = HELD_NOT_ENDED
             new = None
         elif it.kind == "preference" and is_plan_text(it.text):
             why = WISH_NOT_LIKING

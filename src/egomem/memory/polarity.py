@@ -6,6 +6,11 @@ would store the very thing the person said has stopped: such an item is dropped.
 negated item itself ("no longer makes cakes") is kept, and it also closes the fact it names
 ("makes cakes every week"), as the rules' own retraction would (memory/rules_update.py).
 
+The other way round, a small model sometimes marks as retracted what the person just said
+holds ("we moved to Paris last month" -> retract "moved to Paris"), which would close the very
+fact the session brought: a retraction whose source says it, word for word, with no ending or
+negative word in that clause, is dropped (`retracts_what_holds`).
+
 The check is narrow on purpose: only words that say a state *ended* ("no longer", "any more",
 "stopped", "quit", "gave up", "gone off", "lost interest", "used to") count, in a clause of the
 source that holds the item's words; a plain negation ("I can't eat nuts") is left to the
@@ -65,3 +70,24 @@ def retraction_of(item: ExtractedItem) -> ExtractedItem | None:
     if m is None:
         return None
     return item.model_copy(update={"text": m.group(1).strip(), "retract": True})
+
+
+# Words that say the clause is about leaving something: "I switched from running to cycling".
+_LEAVING = re.compile(r"\b(?:from|instead of|rather than|switched|changed|left|away|out of)\b", re.IGNORECASE)
+
+
+def retracts_what_holds(item: ExtractedItem) -> bool:
+    """Whether a retraction names what its source says holds: a clause of the source holds
+    every word of the item, verb included, and no word of ending, leaving or negation ("moved to
+    Paris" in "Oh, and we moved to Paris last month"). "I moved from London to Paris" does not hold
+    "lives in London" (no "live"), and "from" is leaving, so retracting that stays; so does any
+    clause with "quit", "not", "switched from", ..."""
+    if item.kind not in ("fact", "preference") or not item.retract:
+        return False
+    what = set(content_stems(item.text))
+    if not what:
+        return False
+    clauses = [c for c in _CLAUSES.split(item.source_text) if c.strip()]
+    return any(
+        what <= set(content_stems(c)) and not (_ENDED.search(c) or _LEAVING.search(c) or _negative(c)) for c in clauses
+    )
