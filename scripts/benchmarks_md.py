@@ -580,6 +580,15 @@ def stale_files(rec: dict[str, Any]) -> tuple[str, ...]:
     return st.changed if st is not None else ()
 
 
+def _cpu(rec: dict[str, Any]) -> str:
+    """ " (AMD EPYC; avx2, avx512f)": the CPU a run had, where its file names it (newer files)."""
+    cpu = rec.get("cpu")
+    if not isinstance(cpu, dict):
+        return ""
+    isa = ", ".join(cpu.get("isa") or []) or "no listed vector extensions"
+    return f" ({cpu.get('model', '?')}; {isa})"
+
+
 def provenance(rec: dict[str, Any]) -> str:
     git = rec.get("git") or {}
     commit = (git.get("commit") or "unknown")[:10]
@@ -590,7 +599,7 @@ def provenance(rec: dict[str, Any]) -> str:
     load_end = "/".join(fmt(x, "{:.2f}") for x in rec.get("load_end") or []) or "?"
     text = (
         f"`{rec.get('command', '?')}` — {rec.get('date_utc', '?')}, commit {commit}, "
-        f"{rec.get('cpu_count', '?')} CPUs, load (1/5/15 min) {load} at start, {load_end} at end, "
+        f"{rec.get('cpu_count', '?')} CPUs{_cpu(rec)}, load (1/5/15 min) {load} at start, {load_end} at end, "
         f"{fmt(rec.get('wall_s'), '{:.0f}')} s wall."
     )
     if git.get("taken") != "start":

@@ -4,7 +4,10 @@ A result file is `{"benchmark", "command", "git", "date_utc", "load_start", "loa
 "cpu_count", "python", "platform", "wall_s", "metrics"}`: the command that reproduces
 it, the code it ran on, when, on what, and how loaded the machine was at both ends
 (timings on a shared machine mean little without it). BENCHMARKS.md is rendered from
-these files (scripts/benchmarks_md.py).
+these files (scripts/benchmarks_md.py). Newer files also name the CPU (`cpu`: its model name
+and the vector extensions the kernels dispatch on): CTranslate2 and llama.cpp pick their
+kernels by CPU, so the same code gives other timings, and other transcripts and extractions,
+on an AVX2-only machine than on one with AVX-512.
 
 `git` is taken *before* the run starts (`taken: "start"`): the commit, whether the tree
 had uncommitted changes, and a hash of those changes (`diff_sha256`), so that a dirty
@@ -151,6 +154,29 @@ def command_line(
     return shlex.join(argv)
 
 
+# The extensions the int8/Q4 kernels of CTranslate2 and llama.cpp choose between.
+_ISA_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx512_bf16", "avx_vnni", "amx_int8", "neon", "asimd")
+
+
+def cpu_info(cpuinfo: str | None = None) -> dict[str, Any] | None:
+    """{"model": the CPU's name, "isa": the listed vector extensions it has}; None where
+    /proc/cpuinfo cannot be read."""
+    if cpuinfo is None:
+        try:
+            cpuinfo = Path("/proc/cpuinfo").read_text()
+        except OSError:
+            return None
+    model, flags = "", set[str]()
+    for line in cpuinfo.splitlines():
+        key, _, value = line.partition(":")
+        key = key.strip().lower()
+        if key in ("model name", "hardware", "cpu model") and not model:
+            model = value.strip()
+        elif key in ("flags", "features") and not flags:
+            flags = set(value.split())
+    return {"model": model or platform.processor() or "?", "isa": [f for f in _ISA_FLAGS if f in flags]}
+
+
 def envelope(name: str, command: str, state: GitState, load_start: list[float] | None, wall_s: float) -> dict[str, Any]:
     return {
         "benchmark": name,
@@ -162,6 +188,7 @@ def envelope(name: str, command: str, state: GitState, load_start: list[float] |
         "cpu_count": os.cpu_count(),
         "python": sys.version.split()[0],
         "platform": platform.platform(),
+        "cpu": cpu_info(),
         "wall_s": round(wall_s, 3),
     }
 

@@ -11,7 +11,7 @@ from types import ModuleType
 import pytest
 
 from egomem.bench import BenchOptions, read_metrics, run_bench
-from egomem_eval.record import ENVELOPE_KEYS
+from egomem_eval.record import ENVELOPE_KEYS, cpu_info
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -49,9 +49,11 @@ def test_json_envelope_and_rendering(tmp_path: Path) -> None:
     assert rec["cpu_count"] >= 1 and rec["wall_s"] > 0 and len(rec["date_utc"]) == 20
     assert rec["git"]["commit"] is None or len(rec["git"]["commit"]) == 40
     assert read_metrics(out) == rec["metrics"] and rec["metrics"]["users"] == 50
+    assert rec["cpu"] == cpu_info() and rec["cpu"]["model"]
     md = _script()
     text = md.render(md.load_results(out.parent))
     assert "## `egomem bench smoke`" in text and "`users` | 50" in text
+    assert f"CPUs ({rec['cpu']['model']}; " in text  # the CPU is named beside the load
     # No result file for locomo here: its summary figures are marked, not invented.
     locomo_row = next(line for line in text.splitlines() if "LoCoMo evidence R@10, product" in line)
     assert md.MISSING in locomo_row
@@ -61,3 +63,11 @@ def test_a_file_without_envelope_is_refused(tmp_path: Path) -> None:
     (tmp_path / "old.json").write_text('{"pass_at_1": 0.9}')
     with pytest.raises(SystemExit, match="no envelope"):
         _script().load_results(tmp_path)
+
+
+def test_the_cpu_is_read_from_cpuinfo() -> None:
+    x86 = "processor\t: 0\nmodel name\t: AMD EPYC\nflags\t\t: fpu sse2 avx2 avx512f avx512_vnni\n\nprocessor\t: 1\n"
+    assert cpu_info(x86) == {"model": "AMD EPYC", "isa": ["avx2", "avx512f", "avx512_vnni"]}
+    arm = "processor\t: 0\nFeatures\t: fp asimd evtstrm\nCPU part\t: 0xd0c\n"
+    assert cpu_info(arm)["isa"] == ["asimd"]  # type: ignore[index]
+    assert cpu_info("")["isa"] == []  # type: ignore[index]  # no flags line: nothing claimed
