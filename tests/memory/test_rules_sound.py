@@ -158,11 +158,25 @@ def test_first_person_plural(said: str, text: str) -> None:
         ("every morning i drink green tea", "drinks green tea every morning"),
         ("on weekends we go hiking", "goes hiking on weekends"),
         ("i usually take the bus", "usually takes the bus"),
-        ("I usually swim on Sundays.", "swims on sundays"),  # the adverb is not the verb
+        ("I usually swim on Sundays.", "swims on Sundays"),  # the adverb is not the verb
+        ("I really walk to work every day.", "walks to work every day"),  # nor an intensifier
+        ("I also go running every morning.", "goes running every morning"),
+        ("On Sundays I go to the market.", "goes to the market on Sundays"),
     ],
 )
 def test_habits(said: str, text: str) -> None:
     assert [i.text for i in _items(said)] == [text]
+
+
+@pytest.mark.parametrize(
+    ("said", "text"),
+    [
+        ("I really love fishing on Sundays.", "loves fishing on Sundays"),  # was also "reallies love fishing"
+        ("I enjoy yoga every Monday.", "enjoys yoga every Monday"),
+    ],
+)
+def test_a_liking_said_with_a_frequency_is_one_liking_not_a_habit(said: str, text: str) -> None:
+    assert [(i.kind, i.text) for i in _items(said)] == [("preference", text)]
 
 
 @pytest.mark.parametrize(

@@ -244,6 +244,12 @@ def preferences(s: str, c: Collector) -> bool:
 _ADVERB = r"(?:usually|always|often|normally|generally|regularly|typically)"
 
 
+# Words that only say how much: never the verb of a habit.
+_INTENSIFIER = r"(?:really|also|still|just|actually|definitely|truly|honestly|totally|absolutely)"
+# A liking is no habit ("I love fishing on Sundays").
+_LIKING_VERB = r"(?:like|love|enjoy|adore|prefer|hate|dislike|detest)\b"
+
+
 def adverbial_when(when: str) -> bool:
     return re.fullmatch(_ADVERB, when, re.I) is not None
 
@@ -254,19 +260,25 @@ def habits(s: str, c: Collector) -> bool:
     tail = re.search(rf"{_I} ((?!(?:am|was|were|'m|have been)\b)[a-z][^,.;!?]*?) ({FREQUENCY})\b", s, re.I)
     adverb = re.search(rf"{_I} (usually|always|often|normally|generally|regularly|typically) ([a-z][^,.;!?]+)", s, re.I)
     if lead:
-        when, what = lead.group(1).lower(), lead.group(2)
+        when_said, what = lead.group(1), lead.group(2)
     elif tail:
-        when, what = tail.group(2).lower(), tail.group(1)
+        when_said, what = tail.group(2), tail.group(1)
     elif adverb:
-        when, what = adverb.group(1).lower(), adverb.group(2)
+        when_said, what = adverb.group(1), adverb.group(2)
     else:
         return False
-    # "I usually swim on Sundays": the frequency is "on Sundays", the adverb is not the verb.
+    when = when_said.lower()
+    # "I usually swim on Sundays": the frequency is "on Sundays", the adverb is not the verb;
+    # nor is an intensifier ("I really walk to work every day", not "reallies walk").
     what = re.sub(rf"^{_ADVERB} ", "", what.strip(), flags=re.I) if not adverbial_when(when) else what
+    what = re.sub(rf"^(?:{_INTENSIFIER} )+", "", what.strip(), flags=re.I)
     what = clean_object(re.sub(rf"\s*\b(?:{FREQUENCY})\b", "", what, flags=re.I), 8)
     if len(what.split()) < 1 or what.split()[0].lower() in {"don't", "do", "never", "not", "can't", "am", "was"}:
         return False
+    if re.match(_LIKING_VERB, what, re.I):
+        return False  # "I love fishing on Sundays" is a liking: preferences() writes it, once
     adverbial = adverbial_when(when)
+    when = when if adverbial else when_said[:1].lower() + when_said[1:]  # "on Sundays", "every week"
     text = f"{when} {verb_phrase_3rd(what)}" if adverbial else f"{verb_phrase_3rd(what)} {when}"
     c.add("fact", text, 0.5)
     return True
