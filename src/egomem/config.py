@@ -190,6 +190,10 @@ class MemoryConfig(_Section):
     # Skip the model for a session with nothing personal in it (memory/gate.py): the rules found
     # nothing and the user made no first-person statement.
     extract_gate: bool = False
+    # A session longer than this many words (every speaker's) goes to the language model in pieces
+    # no longer than it, their items joined (memory/pieces.py). 0: only a session whose prompt does
+    # not fit the model's context is cut (the default: no cap was shown to help, docs/memory-queue.md).
+    model_piece_words: int = Field(default=0, ge=0)
     # When a language-model extractor runs. "after": the rules write each session's memory at once
     # (a job of its own, seconds), and the model's pass over the same session follows as a second
     # job ("refine"), run by its own low-priority worker, whose items the update agent adds to what

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from egomem.errors import ConfigError
-from egomem.llm.base import LLMError, parse_json_reply
+from egomem.llm.base import LLMError, PromptTooLong, parse_json_reply
 from egomem.llm.local import LocalLLMProvider, grammar_schema, reply_from_completion
 from egomem.memory.extractor import MemoryExtractor
 from egomem.memory.items import Extraction, SessionText, Turn
@@ -53,6 +53,18 @@ def test_an_answer_cut_off_by_max_tokens_is_an_llm_error(provider: LocalLLMProvi
     with pytest.raises(LLMError) as err:
         short.run("extract", SESSION, Extraction)
     assert err.value.reason == "answer cut off" and short.usage.failures == 1
+
+
+def test_a_prompt_without_room_for_the_answer_is_refused_before_any_token_is_computed(
+    provider: LocalLLMProvider,
+) -> None:
+    # About 3,000 words: with the prompt's instructions it leaves less than max_tokens of 4,096.
+    text = " ".join(f"On day {i} I walked the dog along the river and then went home." for i in range(220))
+    long = SESSION.model_copy(update={"turns": [Turn(speaker="user", text=text)]})
+    evaluated = provider.usage.prompt_tokens_evaluated
+    with pytest.raises(PromptTooLong, match="for the answer > context 4096"):
+        provider.run("extract", long, Extraction)
+    assert provider.usage.prompt_tokens_evaluated == evaluated  # refused on the count alone
 
 
 def _completion(content: Any, finish: str = "stop") -> dict[str, Any]:

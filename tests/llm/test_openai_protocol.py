@@ -11,6 +11,7 @@ import pytest
 from egomem.config import load_config
 from egomem.errors import ConfigError
 from egomem.llm import LLMError, create_provider
+from egomem.llm.base import PromptTooLong
 from egomem.llm.local import LocalLLMProvider
 from egomem.llm.openai_compat import OpenAICompatProvider
 from egomem.memory.items import Extraction, SessionText, Turn
@@ -91,6 +92,21 @@ def test_client_error_is_not_retried(chat_server: Any) -> None:
     with pytest.raises(LLMError, match="HTTP 401"):
         _provider(chat_server.base_url).run("extract", SESSION, Extraction)
     assert len(chat_server.requests) == 1
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        '{"error": {"message": "This model\'s maximum context length is 4096 tokens. However, you requested 5000"}}',
+        '{"error": {"code": 400, "message": "the request exceeds the available context size, try increasing it"}}',
+        '{"error": {"code": "context_length_exceeded"}}',
+    ],
+)
+def test_a_prompt_longer_than_the_servers_context_is_prompt_too_long(chat_server: Any, body: str) -> None:
+    chat_server.script = [chat_server.Scripted(status=400, raw=body)]
+    with pytest.raises(PromptTooLong):
+        _provider(chat_server.base_url).run("extract", SESSION, Extraction)
+    assert len(chat_server.requests) == 1  # not retried: the extractor cuts the session instead
 
 
 @pytest.mark.parametrize(

@@ -32,6 +32,24 @@ class LLMError(EgomemError):
         self.detail = detail
 
 
+def transient(exc: LLMError) -> bool:
+    """A failure that may pass (the server is down, slow, overloaded), not a wrong answer."""
+    reason = exc.reason
+    if reason.startswith("endpoint HTTP "):
+        code = reason.removeprefix("endpoint HTTP ")
+        return code in ("408", "429") or code.startswith("5")
+    return reason.startswith("endpoint") or reason == "local model failed"
+
+
+class PromptTooLong(LLMError):
+    """The prompt and the room for the answer do not fit the model's context. Raised before any
+    token is computed, so a caller may cut its input and ask again at no cost
+    (memory/extractor.py cuts a long session into pieces)."""
+
+    def __init__(self, detail: str = "") -> None:
+        super().__init__("prompt too long", detail)
+
+
 @dataclass
 class Usage:
     """Token and call accounting, summed over the provider's lifetime."""

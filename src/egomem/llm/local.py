@@ -36,8 +36,9 @@ from pydantic import BaseModel
 
 from egomem import weights
 from egomem.errors import ConfigError
-from egomem.llm.base import ChatProvider, ChatReply, LLMError
+from egomem.llm.base import ChatProvider, ChatReply, LLMError, PromptTooLong
 from egomem.llm.grammar import GrammarOnRefusal
+from egomem.llm.loops import LoopStop
 
 if TYPE_CHECKING:
     from egomem.providers import BuildContext, LocalLLMConfig
@@ -49,6 +50,9 @@ PrefixCache = Literal["context", "ram", "off"]
 # logits (512 x 151,936 floats = 311 MB): 512 MB holds the last prompt, whose system part
 # is the next prompt's prefix. (1 GB held three such states: 4.0 GB peak RSS in bench realtime.)
 PREFIX_CACHE_BYTES = 512 << 20
+# Qwen2.5's chat template around each message: "<|im_start|>role\n" ... "<|im_end|>\n", and the
+# assistant's opening: at most this many tokens a message beyond its text.
+_TEMPLATE_TOKENS = 6
 # Payload fields the model does not need: ids, stream times, quotes of items being
 # decided on, weights. (Empty values are dropped too.)
 _NOT_FOR_MODEL = frozenset({"episode_id", "start", "end", "source_text", "importance", "user_is_subject"})
@@ -192,7 +196,18 @@ class LocalLLMProvider(ChatProvider):
     def render_payload(self, payload: BaseModel) -> str:
         return json.dumps(_compact(payload.model_dump(mode="json")), ensure_ascii=False)
 
+    def _check_fits(self, messages: list[dict[str, str]]) -> None:
+        """PromptTooLong unless the prompt leaves `max_tokens` of the context for the answer: an
+        answer cut off by the context's end is no JSON, and llama-cpp-python only refuses a
+        prompt that fills the whole context. Counted on the messages' text (the chat template
+        adds a few markers per message), before any token is computed."""
+        n = sum(len(self._llm.tokenize(m["content"].encode("utf-8"), add_bos=False, special=True)) for m in messages)
+        n += _TEMPLATE_TOKENS * len(messages)
+        if n + self.max_tokens > self._llm.n_ctx():
+            raise PromptTooLong(f"{n} prompt tokens + {self.max_tokens} for the answer > context {self._llm.n_ctx()}")
+
     def chat(self, messages: list[dict[str, str]], json_schema: dict[str, Any], schema_name: str) -> ChatReply:
+        self._check_fits(messages)
         try:
             with self._lock:
                 if self.prefix_cache == "off":
@@ -202,6 +217,8 @@ class LocalLLMProvider(ChatProvider):
                 after = perf_counters(self._llm)
         except ValueError as exc:
             # llama-cpp-python raises ValueError when the prompt does not fit the context.
+            if "exceed context window" in str(exc):
+                raise PromptTooLong(str(exc)[:200]) from exc
             raise LLMError("local model failed", f"{type(exc).__name__}: {str(exc)[:200]}") from exc
         except RuntimeError as exc:
             raise LLMError("local model failed", f"{type(exc).__name__}: {str(exc)[:200]}") from exc
@@ -226,15 +243,19 @@ class LocalLLMProvider(ChatProvider):
         except Exception:  # a schema the converter cannot take: any JSON, as llama-cpp-python does then
             gbnf = llama_cpp.llama_grammar.JSON_GBNF
         check = GrammarOnRefusal(self._llm, gbnf)
+        loop = LoopStop(int(self._llm.token_eos()))
         try:
-            return self._llm.create_chat_completion(
+            out = self._llm.create_chat_completion(
                 messages=messages,
                 temperature=0.0,
                 max_tokens=self.max_tokens,
-                logits_processor=llama_cpp.LogitsProcessorList([check]),
+                logits_processor=llama_cpp.LogitsProcessorList([check, loop]),
             )
         finally:
             check.close()
+        if loop.looped:
+            raise LLMError("answer looped", "the model wrote one block three times in a row (llm/loops.py)")
+        return out
 
     def drop_prefix_cache(self) -> None:
         """Keep no evaluated prompt states in RAM (up to PREFIX_CACHE_BYTES, plus their logits,

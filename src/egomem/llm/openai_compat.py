@@ -9,16 +9,20 @@ fails at once. Every failure is an LLMError with a short reason.
 from __future__ import annotations
 
 import os
+import re
 import time
 from typing import Any
 
 import httpx
 
 from egomem.errors import ConfigError
-from egomem.llm.base import ChatProvider, ChatReply, LLMError
+from egomem.llm.base import ChatProvider, ChatReply, LLMError, PromptTooLong
 from egomem.providers import BuildContext, OpenAILLMConfig
 
 RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
+# How servers refuse a prompt longer than their context: OpenAI ("context_length_exceeded"),
+# vLLM ("maximum context length is"), llama.cpp's server ("exceeds the available context size").
+_CONTEXT_FULL = re.compile(r"context_length_exceeded|maximum context length|exceeds? the available context", re.I)
 
 
 class OpenAICompatProvider(ChatProvider):
@@ -126,6 +130,8 @@ class OpenAICompatProvider(ChatProvider):
                 last = LLMError(f"endpoint HTTP {resp.status_code}", resp.text[:200])
                 continue
             if resp.status_code != 200:
+                if resp.status_code in (400, 413) and _CONTEXT_FULL.search(resp.text):
+                    raise PromptTooLong(resp.text[:200])
                 raise LLMError(f"endpoint HTTP {resp.status_code}", resp.text[:200])
             return _reply(resp)
         raise LLMError(last.reason, f"{last.detail} (after {self.max_retries + 1} attempts)")

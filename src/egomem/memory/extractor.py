@@ -16,7 +16,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
-from egomem.llm.base import ChatProvider, LLMError, LLMProvider
+from egomem.llm.base import ChatProvider, LLMError, LLMProvider, PromptTooLong, transient
+from egomem.memory import pieces
 from egomem.memory.about_person import Checked, check_items
 from egomem.memory.compact import CompactExtraction, compact_session, expand
 from egomem.memory.gate import worth_a_model
@@ -58,13 +59,45 @@ class MemoryExtractor:
         *,
         schema: Literal["full", "short"] = "full",
         gate: bool = False,
+        piece_words: int = 0,
     ) -> None:
         self.provider = provider
         self.supplement = supplement
         self.schema = schema
         self.gate = gate
+        self.piece_words = piece_words
 
     def _model_items(self, session: SessionText) -> list[ExtractedItem]:
+        """The model's items. A session too long for the model's context, or longer than
+        `piece_words` (0: no such cap), is asked about in pieces (memory/pieces.py); a piece the
+        model answers with garbage (a loop) is left to the rules, the others' items stand."""
+        too_long = 0 < self.piece_words < pieces.words(session)
+        parts = pieces.halves(session) if too_long else None
+        if parts is None:
+            try:
+                return self._model_items_once(session)
+            except PromptTooLong as exc:
+                parts = pieces.halves(session)
+                if parts is None:
+                    raise
+                log.info("session %s: too long for the model (%s): asked in halves", session.episode_id, exc.detail)
+        answers: list[list[ExtractedItem]] = []
+        failed: LLMError | None = None
+        for part in parts:
+            if not part.user_turns():
+                continue
+            try:
+                answers.append(self._model_items(part))
+            except LLMError as exc:
+                if transient(exc):
+                    raise  # the model is down: the whole session waits for it
+                log.warning("session %s: a piece left to the rules: %s", session.episode_id, exc)
+                failed = exc
+        if not answers and failed is not None:
+            raise failed
+        return pieces.join(answers)
+
+    def _model_items_once(self, session: SessionText) -> list[ExtractedItem]:
         if self.schema == "short" and isinstance(self.provider, ChatProvider):
             payload, said = compact_session(session)
             items, bad = expand(self.provider.run("extract_short", payload, CompactExtraction), said)

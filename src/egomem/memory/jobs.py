@@ -48,7 +48,7 @@ from pydantic import ValidationError
 
 from egomem.errors import EgomemError, StoreUnreachable
 from egomem.identity.types import Identification, IdentityStatus
-from egomem.llm.base import LLMError
+from egomem.llm.base import LLMError, transient
 from egomem.memory.config import MemoryConfig
 from egomem.memory.items import SessionText
 from egomem.memory.manager import MemoryManager, SessionOutcome, merged
@@ -84,15 +84,6 @@ class RetryPolicy:
 
     def backoff(self, attempts: int) -> float:
         return min(self.backoff_max_s, self.backoff_s * 2 ** max(0, attempts - 1))
-
-
-def transient(exc: LLMError) -> bool:
-    """A failure that may pass (the server is down, slow, overloaded), not a wrong answer."""
-    reason = exc.reason
-    if reason.startswith("endpoint HTTP "):
-        code = reason.removeprefix("endpoint HTTP ")
-        return code in ("408", "429") or code.startswith("5")
-    return reason.startswith("endpoint") or reason == "local model failed"
 
 
 @dataclass(frozen=True)

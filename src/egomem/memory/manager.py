@@ -86,12 +86,20 @@ class MemoryManager:
         self.config = config or MemoryConfig()
         # The model with the rules as its supplement: what memory holds of a session in the end.
         self.combined = MemoryExtractor(
-            provider, supplement=fallback, schema=self.config.extract_schema, gate=self.config.extract_gate
+            provider,
+            supplement=fallback,
+            schema=self.config.extract_schema,
+            gate=self.config.extract_gate,
+            piece_words=self.config.model_piece_words,
         )
         # memory.model_pass = "after": the rules write the session (`process`) and the model's own items
         # follow in a second pass (`refine`); "inline" (or no model): one extraction before the one write.
         after = self.config.model_pass == "after" and fallback is not None and provider.name != fallback.name
-        self.refiner = MemoryExtractor(provider, schema=self.config.extract_schema) if after else None
+        self.refiner = (
+            MemoryExtractor(provider, schema=self.config.extract_schema, piece_words=self.config.model_piece_words)
+            if after
+            else None
+        )
         # The update agent may be another backend than the extractor (config memory.update_agent).
         self.updater = MemoryUpdater(store, update_provider or provider, encoder, self.config)
         self._fallback = (

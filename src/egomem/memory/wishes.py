@@ -132,7 +132,9 @@ def liking_from_wish(text: str, sentences: Iterable[str]) -> tuple[str | None, s
         m = _DOING_ITEM.match(text)
     if m is None:
         return None
-    keys = _keywords(m.group("obj") or m.group("player") if doing else m.group("obj"))
+    # A habit item names its object as "plays <obj>" or "is a keen <player> player".
+    obj = (m.group("obj") or m.group("player")) if doing else m.group("obj")
+    keys = _keywords(obj)
     if not keys:
         return None
     wished: list[str] = []
