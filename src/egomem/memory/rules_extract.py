@@ -145,6 +145,18 @@ def _dedupe(items: list[ExtractedItem]) -> list[ExtractedItem]:
     return out
 
 
+QUOTE_CHARS = 300  # one sentence quoted in a summary: an ASR loop is one "sentence" of thousands
+SUMMARY_CHARS = 1000  # ExtractedItem.text's limit
+
+
+def _clip(text: str, limit: int) -> str:
+    """`text` cut at a word boundary to at most `limit` characters, an ellipsis marking the cut."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1].rsplit(" ", 1)[0] if " " in text[: limit - 1] else text[: limit - 1]
+    return cut.rstrip() + "…"
+
+
 def _summary(session: SessionText, items: list[ExtractedItem], name: str | None) -> ExtractedItem:
     who = name or "the user"
     points = [it.text for it in items if it.kind in ("fact", "preference", "relation") and not it.retract][:6]
@@ -158,12 +170,12 @@ def _summary(session: SessionText, items: list[ExtractedItem], name: str | None)
             for s in statements.sentences(statements.clean(t.text))
             if not statements.is_unreliable(s)
         ]
-        longest = sorted(said, key=len, reverse=True)[:2]
+        longest = [_clip(s, QUOTE_CHARS) for s in sorted(said, key=len, reverse=True)[:2]]
         body = f"{who[:1].upper() + who[1:]} said: " + " ".join(f'"{s}"' for s in longest) if longest else ""
     user_text = " ".join(t.text.strip() for t in session.user_turns())
     return ExtractedItem(
         kind="summary",
-        text=f"On {session.date}, {who} talked with the assistant. {body}".strip(),
+        text=_clip(f"On {session.date}, {who} talked with the assistant. {body}".strip(), SUMMARY_CHARS),
         source_text=user_text[:2000],
         importance=0.3,
     )
