@@ -256,9 +256,20 @@ SUMMARY: tuple[Row, ...] = (
     Row("people analysis (tracks + voices + links) RTF wall / CPU", "av", ("rtf", "cpu_rtf"), fmt="{:.2f}"),
     Row("LoCoMo extraction precision / recall (rules, 272 sessions)", "extract", ("rules.precision", "rules.recall")),
     Row(
-        "LoCoMo extraction precision / recall (local LLM + rules; sessions)",
+        "LoCoMo extraction, default (local LLM + rules), test conv. 6–10: precision [95 % CI] / recall [95 % CI]"
+        " / sessions",
         "extract",
-        ("local.precision", "local.recall", "local.sessions"),
+        ("local.precision", "local.precision_ci95", "local.recall", "local.recall_ci95", "local.sessions"),
+    ),
+    Row(
+        "LoCoMo extraction, rules on the same sessions: precision [95 % CI] / recall [95 % CI]",
+        "extract",
+        (
+            "rules_same_sessions.precision",
+            "rules_same_sessions.precision_ci95",
+            "rules_same_sessions.recall",
+            "rules_same_sessions.recall_ci95",
+        ),
     ),
     Row(
         "spoken conversations, test, local LLM from audio: fact recall / precision",
@@ -565,6 +576,8 @@ def fmt(v: Any, spec: str = "{:.3f}") -> str:
         return str(v)
     if isinstance(v, float):
         return spec.format(v)
+    if isinstance(v, list) and len(v) == 2 and all(isinstance(x, float) for x in v):  # a 95 % interval
+        return f"[{spec.format(v[0])}, {spec.format(v[1])}]"
     return str(v)
 
 

@@ -24,6 +24,10 @@ def test_bench_extract_quick(test_data: Path, tmp_path: Path) -> None:
     assert m["precision"] > m["rules"]["chance_precision"]
     # The run's own examples: the best match really is above the threshold it reports.
     assert m["at_0.6"]["recall"] == m["recall"] and m["ms_extract_per_session"] > 0
+    # The intervals hold their point estimates (two sessions: wide, but not empty).
+    for key in ("precision", "recall"):
+        lo, hi = m["rules"][f"{key}_ci95"]
+        assert 0.0 <= lo <= m["rules"][key] <= hi <= 1.0
     assert res.tables[0][2][0][0] == "rules"
 
 

@@ -7,7 +7,8 @@ the user (the other speaker is context, speaker "other"), in text (no audio). An
 (prefixed with the speaker's name) matches an observation of that speaker and session
 when their MiniLM cosine is at or above the threshold (0.6 by default, fixed before the
 run and reported beside 0.5 and 0.7; `--set threshold=`). Precision: share of items that
-match some observation; recall: share of observations matched by some item.
+match some observation; recall: share of observations matched by some item. Each comes with
+a 95 % interval (`precision_ci95`, `recall_ci95`) from a bootstrap over sessions.
 
 Chance level, the same speaker from another session: `chance_precision` is the share of
 items that match some observation of the same speaker in another session of the same
@@ -56,6 +57,7 @@ from egomem.memory.rules_provider import RulesProvider
 from egomem.memory.updater import Encoder
 from egomem.schemas import day_text
 from egomem.store.sqlite import SQLiteStore
+from egomem_training.eval.stats import bootstrap_share
 
 THRESHOLDS = (0.5, 0.6, 0.7)
 EXTRACTORS = ("rules", "local")
@@ -308,6 +310,8 @@ def _score(
     chance_pred: list[float] = []  # per item, best cosine of its partner record's observations
     ho_obs: list[bool] = []
     ho_pred: list[bool] = []
+    obs_session: list[str] = []  # per observation / item, its session: the bootstrap's clusters
+    pred_session: list[str] = []
     examples: list[tuple[float, str, str]] = []
     turn_hits = n_obs = pi = 0
     for i in keep:
@@ -320,6 +324,8 @@ def _score(
         held = dev_conv is not None and r["conv"] != dev_conv
         ho_obs += [held] * len(o_e)
         ho_pred += [held] * len(ps)
+        obs_session += [f"{r['conv']}/{r['session']}"] * len(o_e)
+        pred_session += [f"{r['conv']}/{r['session']}"] * len(ps)
         j = partners[i]
         if len(ps):
             chance_pred += (p_e @ obs_emb[j].T).max(axis=1).tolist() if j is not None else [0.0] * len(ps)
@@ -347,6 +353,9 @@ def _score(
         "items": len(bp),
         "precision": share(bp, threshold),
         "recall": share(bo, threshold),
+        # 95 % intervals resampling whole sessions (a session's items are not independent)
+        "precision_ci95": _listed(bootstrap_share(bp >= threshold, np.array(pred_session))),
+        "recall_ci95": _listed(bootstrap_share(bo >= threshold, np.array(obs_session))),
         "chance_precision": share(cp, threshold),
         "null_rate": share(null, threshold),
         "evidence_turn_recall": turn_hits / max(1, n_obs),
@@ -375,6 +384,10 @@ def _score(
         s_emb, ref = enc.encode([s for s, _ in summ]), enc.encode([s for _, s in summ])
         out["summary_cosine_mean"] = float((s_emb * ref).sum(axis=1).mean())
     return out, examples
+
+
+def _listed(ci: tuple[float, float] | None) -> list[float] | None:
+    return list(ci) if ci is not None else None
 
 
 def _null_rate_pairs(records: list[dict[str, Any]], obs_all: np.ndarray) -> np.ndarray:
