@@ -24,10 +24,11 @@ Extractors (`--set extractors=rules,local`, default both):
   for a session the model fails (LLMError). It costs seconds of CPU per session, so it runs
   on `llm_sessions=N` sessions (default 10; `--quick`: 1) spread evenly over the test
   conversations 6-10 (the rules were written looking at conversation 1), chosen from the
-  data alone. `rules_same_sessions` scores the rules on exactly those sessions, and
-  `local_model_only` the model's own items there (the same answer, without the rules'
-  supplement, through the same provenance checks). `llm_threads=K` sets the model's
-  threads (the product's `llm.n_threads`, default 2).
+  data alone; `split=dev` takes them from conversations 2-5 instead, for choosing a recipe.
+  `rules_same_sessions` scores the rules on exactly those sessions, and `local_model_only`
+  the model's own items there (the same answer, without the rules' supplement, through the
+  same provenance checks). `llm_threads=K` sets the model's threads (the product's
+  `llm.n_threads`, default 2).
 A session is one LoCoMo session: two extractions, one per speaker.
 """
 
@@ -57,11 +58,13 @@ from egomem.memory.rules_provider import RulesProvider
 from egomem.memory.updater import Encoder
 from egomem.schemas import day_text
 from egomem.store.sqlite import SQLiteStore
-from egomem_training.eval.stats import bootstrap_share
+from egomem_training.eval.stats import bootstrap_share, listed
 
 THRESHOLDS = (0.5, 0.6, 0.7)
 EXTRACTORS = ("rules", "local")
 TEST_CONVERSATIONS = range(5, 10)  # positions of conversations 6-10 in locomo10.json
+DEV_CONVERSATIONS = range(1, 5)  # conversations 2-5: choosing recipes (conversation 1 shaped the rules)
+SPLITS = {"test": TEST_CONVERSATIONS, "dev": DEV_CONVERSATIONS}
 T = TypeVar("T", bound=BaseModel)
 
 
@@ -121,16 +124,18 @@ def _dia_ids(v: Any) -> frozenset[str]:
     return frozenset(str(x) for x in v) if isinstance(v, list) else frozenset([str(v)])
 
 
-def pick_llm_sessions(records: Sequence[dict[str, Any]], n: int) -> list[tuple[str, int]]:
+def pick_llm_sessions(
+    records: Sequence[dict[str, Any]], n: int, conversations: range = TEST_CONVERSATIONS
+) -> list[tuple[str, int]]:
     """`n` (conversation, session) pairs for the slow extractor, from the data alone: spread
-    round-robin over the test conversations 6-10 (all loaded ones when none is loaded, as
-    with --quick) and evenly over each conversation's sessions."""
+    round-robin over the split's conversations (the test ones 6-10 by default; all loaded ones
+    when none is loaded, as with --quick) and evenly over each conversation's sessions."""
     by_conv: dict[int, list[tuple[str, int]]] = {}
     for r in records:
         pair = (r["conv"], r["session"])
         if pair not in by_conv.setdefault(r["conv_index"], []):
             by_conv[r["conv_index"]].append(pair)
-    convs = [ci for ci in sorted(by_conv) if ci in TEST_CONVERSATIONS] or sorted(by_conv)
+    convs = [ci for ci in sorted(by_conv) if ci in conversations] or sorted(by_conv)
     if n <= 0 or not convs:
         return []
     out: list[tuple[str, int]] = []
@@ -354,8 +359,8 @@ def _score(
         "precision": share(bp, threshold),
         "recall": share(bo, threshold),
         # 95 % intervals resampling whole sessions (a session's items are not independent)
-        "precision_ci95": _listed(bootstrap_share(bp >= threshold, np.array(pred_session))),
-        "recall_ci95": _listed(bootstrap_share(bo >= threshold, np.array(obs_session))),
+        "precision_ci95": listed(bootstrap_share(bp >= threshold, np.array(pred_session))),
+        "recall_ci95": listed(bootstrap_share(bo >= threshold, np.array(obs_session))),
         "chance_precision": share(cp, threshold),
         "null_rate": share(null, threshold),
         "evidence_turn_recall": turn_hits / max(1, n_obs),
@@ -384,10 +389,6 @@ def _score(
         s_emb, ref = enc.encode([s for s, _ in summ]), enc.encode([s for _, s in summ])
         out["summary_cosine_mean"] = float((s_emb * ref).sum(axis=1).mean())
     return out, examples
-
-
-def _listed(ci: tuple[float, float] | None) -> list[float] | None:
-    return list(ci) if ci is not None else None
 
 
 def _null_rate_pairs(records: list[dict[str, Any]], obs_all: np.ndarray) -> np.ndarray:
@@ -420,6 +421,9 @@ def run(options: BenchOptions) -> BenchResult:
     extractors = [x.strip() for x in raw.split(",") if x.strip()] if raw else list(EXTRACTORS)
     if not extractors or any(x not in EXTRACTORS for x in extractors):
         raise InputError(f"extractors must be a comma list of {', '.join(EXTRACTORS)}; got {raw!r}")
+    split = str(options.extra.get("split", "test"))
+    if split not in SPLITS:
+        raise InputError(f"split must be one of {', '.join(SPLITS)}; got {split!r}")
     records = _sessions(_load(options), options.quick)
 
     enc = default_encoder()
@@ -439,7 +443,7 @@ def run(options: BenchOptions) -> BenchResult:
     if "rules" in extractors:
         runs["rules"] = _run_rules(records)
     if "local" in extractors:
-        chosen = set(pick_llm_sessions(records, n_llm))
+        chosen = set(pick_llm_sessions(records, n_llm, SPLITS[split]))
         try:
             provider, n_threads = _local_provider(options.extra.get("llm_threads"))
         except EgomemError as exc:
@@ -447,11 +451,13 @@ def run(options: BenchOptions) -> BenchResult:
             notes.append(f"local LLM not run: {exc}")
         else:
             runs["local"], runs["local_model_only"] = _run_local(records, chosen, provider, enc)
+            metrics["llm_split"] = split
             metrics["llm_sessions"] = sorted(f"{c}/{s}" for c, s in chosen)
             metrics["llm_threads"] = n_threads
             metrics["llm_usage"] = {
                 "calls": provider.usage.calls,
                 "failures": provider.usage.failures,
+                "cut_short_kept": provider.usage.cut_short_kept,
                 "prompt_tokens": provider.usage.prompt_tokens,
                 "completion_tokens": provider.usage.completion_tokens,
                 "cpu_s": provider.usage.cpu_seconds,

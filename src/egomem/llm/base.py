@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from egomem.errors import EgomemError
+from egomem.llm.partial_json import closed_prefixes
 from egomem.llm.prompts import render_prompt
 
 T = TypeVar("T", bound=BaseModel)
@@ -57,6 +58,7 @@ class Usage:
     calls: int = 0
     failures: int = 0
     retries: int = 0
+    cut_short_kept: int = 0  # answers that stopped part-way, whose complete items were kept
     prompt_tokens: int = 0
     completion_tokens: int = 0
     # Prompt tokens the model actually computed: a local model reuses the state of a prompt
@@ -98,6 +100,9 @@ class ChatReply:
     prompt_tokens_evaluated: int = 0
     prompt_eval_s: float = 0.0  # wall seconds computing the prompt (local models; 0 when unknown)
     decode_s: float = 0.0  # wall seconds computing the generated tokens (local models; 0 when unknown)
+    # Why the answer stopped before its JSON closed ("answer looped", "answer cut off"; "" when it
+    # did not): `content` is then what was written before, kept only by a PREFIX_IS_ANSWER schema.
+    cut_short: str = ""
 
 
 class ChatProvider(LLMProvider):
@@ -135,10 +140,27 @@ class ChatProvider(LLMProvider):
         self.usage.prompt_eval_seconds += reply.prompt_eval_s
         self.usage.decode_seconds += reply.decode_s
         try:
+            if reply.cut_short:
+                answer = complete_part(reply.content, schema, reply.cut_short)
+                self.usage.cut_short_kept += 1
+                return answer
             return parse_json_reply(reply.content, schema)
         except LLMError:
             self.usage.failures += 1
             raise
+
+
+def complete_part(content: str, schema: type[T], why: str) -> T:
+    """What stands of an answer that stopped part-way (`why`): its complete list elements, when
+    the schema says a prefix of its list is an answer (`PREFIX_IS_ANSWER`, llm/partial_json.py);
+    otherwise, or when no complete element was written, LLMError(`why`)."""
+    if getattr(schema, "PREFIX_IS_ANSWER", False):
+        for text in closed_prefixes(content):
+            try:
+                return schema.model_validate(json.loads(text))
+            except (json.JSONDecodeError, ValidationError):
+                continue
+    raise LLMError(why, "the model stopped before closing its JSON, and nothing complete was written before")
 
 
 def parse_json_reply(content: str, schema: type[T]) -> T:

@@ -38,7 +38,7 @@ from egomem import weights
 from egomem.errors import ConfigError
 from egomem.llm.base import ChatProvider, ChatReply, LLMError, PromptTooLong
 from egomem.llm.grammar import GrammarOnRefusal
-from egomem.llm.loops import LoopStop
+from egomem.llm.loops import COPIES, LoopStop
 
 if TYPE_CHECKING:
     from egomem.providers import BuildContext, LocalLLMConfig
@@ -178,6 +178,7 @@ class LocalLLMProvider(ChatProvider):
         self.max_tokens = max_tokens
         self.draft_tokens = draft_tokens
         self.prefix_cache = prefix_cache
+        self._system_tokens: dict[str, int] = {}  # a few tasks' prompts, each a few KB
         self._llm, self._lock = _load(self.model_path, n_ctx, n_threads, draft_tokens, prefix_cache, repack_weights)
 
     @classmethod
@@ -201,10 +202,19 @@ class LocalLLMProvider(ChatProvider):
         answer cut off by the context's end is no JSON, and llama-cpp-python only refuses a
         prompt that fills the whole context. Counted on the messages' text (the chat template
         adds a few markers per message), before any token is computed."""
-        n = sum(len(self._llm.tokenize(m["content"].encode("utf-8"), add_bos=False, special=True)) for m in messages)
-        n += _TEMPLATE_TOKENS * len(messages)
+        n = sum(self._tokens_in(m) for m in messages) + _TEMPLATE_TOKENS * len(messages)
         if n + self.max_tokens > self._llm.n_ctx():
             raise PromptTooLong(f"{n} prompt tokens + {self.max_tokens} for the answer > context {self._llm.n_ctx()}")
+
+    def _tokens_in(self, message: dict[str, str]) -> int:
+        """Tokens of a message's text; a task's system prompt (the same every call) counted once."""
+        system = message["role"] == "system"
+        if system and (n := self._system_tokens.get(message["content"])) is not None:
+            return n
+        n = len(self._llm.tokenize(message["content"].encode("utf-8"), add_bos=False, special=True))
+        if system:
+            self._system_tokens[message["content"]] = n
+        return n
 
     def chat(self, messages: list[dict[str, str]], json_schema: dict[str, Any], schema_name: str) -> ChatReply:
         self._check_fits(messages)
@@ -254,7 +264,8 @@ class LocalLLMProvider(ChatProvider):
         finally:
             check.close()
         if loop.looped:
-            raise LLMError("answer looped", "the model wrote one block three times in a row (llm/loops.py)")
+            out["choices"][0]["message"]["content"] = before_loop(out, self._llm.detokenize(loop.block))
+            out["choices"][0]["finish_reason"] = "looped"
         return out
 
     def drop_prefix_cache(self) -> None:
@@ -321,16 +332,28 @@ def reply_from_completion(out: Any) -> ChatReply:
         content = choice["message"]["content"]
     except (KeyError, IndexError, TypeError) as exc:
         raise LLMError("local model failed", f"unexpected completion shape: {type(exc).__name__}") from exc
-    if choice.get("finish_reason") == "length":
-        raise LLMError("answer cut off", "the model hit max_tokens before closing its JSON")
-    if not content or not str(content).strip():
+    cut_short = _CUT_SHORT.get(str(choice.get("finish_reason")), "")
+    if not cut_short and (not content or not str(content).strip()):
         raise LLMError("malformed JSON", "empty answer")
     usage = out.get("usage") or {}
     return ChatReply(
-        content=str(content),
+        content=str(content or ""),
         prompt_tokens=int(usage.get("prompt_tokens") or 0),
         completion_tokens=int(usage.get("completion_tokens") or 0),
+        cut_short=cut_short,
     )
+
+
+# finish_reason of an answer that stopped before its JSON closed ("looped": set by _complete_json).
+_CUT_SHORT = {"length": "answer cut off", "looped": "answer looped"}
+
+
+def before_loop(out: Any, block: bytes) -> str:
+    """The answer of a completion that ends in `block` written three times (llm/loops.py), cut
+    before the first copy; "" when its text does not end so (nothing of it is then kept)."""
+    content = str(out["choices"][0]["message"]["content"] or "")
+    copies = block.decode("utf-8", errors="replace") * COPIES
+    return content[: -len(copies)] if copies and content.endswith(copies) else ""
 
 
 def grammar_schema(schema: Any) -> Any:

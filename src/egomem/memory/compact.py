@@ -16,7 +16,7 @@ the session's summary (memory/extractor.py adds it when the model gave none).
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -52,6 +52,7 @@ class CompactItem(_Model):
 class CompactExtraction(_Model):
     """Output of the `extract_short` task."""
 
+    PREFIX_IS_ANSWER: ClassVar[bool] = True  # as Extraction's (memory/items.py)
     items: list[CompactItem] = Field(default_factory=list)
 
 

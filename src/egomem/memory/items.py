@@ -3,7 +3,7 @@ rule-based backend produces the same). Every extracted item carries its source u
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
 
@@ -83,10 +83,21 @@ class SessionText(_Model):
         return [t for t in self.turns if t.speaker == "user" and t.text.strip()]
 
 
+TEXT_CHARS = 1000  # the longest item text (a summary, mostly)
+
+
+def clip(text: str, limit: int = TEXT_CHARS) -> str:
+    """`text` cut at a word boundary to at most `limit` characters, an ellipsis marking the cut."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1].rsplit(" ", 1)[0] if " " in text[: limit - 1] else text[: limit - 1]
+    return cut.rstrip() + "…"
+
+
 class ExtractedItem(_Model):
     kind: ItemKind
     # Third-person text without the subject ("lives in Paris"); for `name`, the name itself.
-    text: str = Field(min_length=1, max_length=1000)
+    text: str = Field(min_length=1, max_length=TEXT_CHARS)
     source_text: str = Field(min_length=1, description="the user's utterance the item comes from")
     # Relations: "John is my colleague" -> relation=colleague, person=John, user_is_subject=True
     # (read: person is the user's <relation>); "I am Ana's boyfriend" -> person=Ana,
@@ -107,6 +118,9 @@ class ExtractedItem(_Model):
 class Extraction(_Model):
     """Output of the `extract` task."""
 
+    # Each item stands on its own provenance: the items a model wrote before it looped or ran
+    # out of tokens are a shorter extraction, not a wrong one (llm/partial_json.py).
+    PREFIX_IS_ANSWER: ClassVar[bool] = True
     items: list[ExtractedItem] = Field(default_factory=list)
 
 

@@ -14,9 +14,7 @@ both gave.
 from __future__ import annotations
 
 from egomem.memory.compact import sentences
-from egomem.memory.items import ExtractedItem, SessionText, Turn
-
-SUMMARY_CHARS = 1000  # ExtractedItem.text's limit
+from egomem.memory.items import ExtractedItem, SessionText, Turn, clip
 
 
 def words(session: SessionText) -> int:
@@ -79,6 +77,6 @@ def join(pieces: list[list[ExtractedItem]]) -> list[ExtractedItem]:
                 seen.add(key)
                 items.append(it)
     if summaries:
-        text = " ".join(s.text.strip() for s in summaries)[:SUMMARY_CHARS]
+        text = clip(" ".join(s.text.strip() for s in summaries))
         items.append(summaries[0].model_copy(update={"text": text}))
     return items

@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from egomem.memory import rules_changes as changes
 from egomem.memory import rules_facts as facts
 from egomem.memory import statements
-from egomem.memory.items import ExtractedItem, Extraction, SessionText
+from egomem.memory.items import ExtractedItem, Extraction, SessionText, clip
 from egomem.memory.names import NameJudge, is_cased
 from egomem.memory.rules_people import Introduction, introduction, relations, user_name
 from egomem.memory.rules_text import Collector
@@ -146,15 +146,6 @@ def _dedupe(items: list[ExtractedItem]) -> list[ExtractedItem]:
 
 
 QUOTE_CHARS = 300  # one sentence quoted in a summary: an ASR loop is one "sentence" of thousands
-SUMMARY_CHARS = 1000  # ExtractedItem.text's limit
-
-
-def _clip(text: str, limit: int) -> str:
-    """`text` cut at a word boundary to at most `limit` characters, an ellipsis marking the cut."""
-    if len(text) <= limit:
-        return text
-    cut = text[: limit - 1].rsplit(" ", 1)[0] if " " in text[: limit - 1] else text[: limit - 1]
-    return cut.rstrip() + "…"
 
 
 def _summary(session: SessionText, items: list[ExtractedItem], name: str | None) -> ExtractedItem:
@@ -170,12 +161,12 @@ def _summary(session: SessionText, items: list[ExtractedItem], name: str | None)
             for s in statements.sentences(statements.clean(t.text))
             if not statements.is_unreliable(s)
         ]
-        longest = [_clip(s, QUOTE_CHARS) for s in sorted(said, key=len, reverse=True)[:2]]
+        longest = [clip(s, QUOTE_CHARS) for s in sorted(said, key=len, reverse=True)[:2]]
         body = f"{who[:1].upper() + who[1:]} said: " + " ".join(f'"{s}"' for s in longest) if longest else ""
     user_text = " ".join(t.text.strip() for t in session.user_turns())
     return ExtractedItem(
         kind="summary",
-        text=_clip(f"On {session.date}, {who} talked with the assistant. {body}".strip(), SUMMARY_CHARS),
+        text=clip(f"On {session.date}, {who} talked with the assistant. {body}".strip()),
         source_text=user_text[:2000],
         importance=0.3,
     )

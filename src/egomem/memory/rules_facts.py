@@ -14,6 +14,8 @@ from datetime import datetime
 
 from egomem.memory.rules_text import (
     FREQUENCY,
+    INTENSIFIERS,
+    LIKING_VERBS,
     Collector,
     clean_object,
     relative_dates,
@@ -244,10 +246,8 @@ def preferences(s: str, c: Collector) -> bool:
 _ADVERB = r"(?:usually|always|often|normally|generally|regularly|typically)"
 
 
-# Words that only say how much: never the verb of a habit.
-_INTENSIFIER = r"(?:really|also|still|just|actually|definitely|truly|honestly|totally|absolutely)"
-# A liking is no habit ("I love fishing on Sundays").
-_LIKING_VERB = r"(?:like|love|enjoy|adore|prefer|hate|dislike|detest)\b"
+# A liking or a dislike is no habit ("I love fishing on Sundays").
+_LIKING_VERB = rf"(?:{LIKING_VERBS}|hate|dislike|detest)\b"
 
 
 def adverbial_when(when: str) -> bool:
@@ -271,7 +271,7 @@ def habits(s: str, c: Collector) -> bool:
     # "I usually swim on Sundays": the frequency is "on Sundays", the adverb is not the verb;
     # nor is an intensifier ("I really walk to work every day", not "reallies walk").
     what = re.sub(rf"^{_ADVERB} ", "", what.strip(), flags=re.I) if not adverbial_when(when) else what
-    what = re.sub(rf"^(?:{_INTENSIFIER} )+", "", what.strip(), flags=re.I)
+    what = re.sub(rf"^(?:{INTENSIFIERS} )+", "", what.strip(), flags=re.I)
     what = clean_object(re.sub(rf"\s*\b(?:{FREQUENCY})\b", "", what, flags=re.I), 8)
     if len(what.split()) < 1 or what.split()[0].lower() in {"don't", "do", "never", "not", "can't", "am", "was"}:
         return False

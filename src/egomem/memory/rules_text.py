@@ -11,6 +11,14 @@ from egomem.memory.items import ExtractedItem
 from egomem.memory.names import NameJudge
 from egomem.schemas import day_text
 
+# Words that only say how much or how surely, never the verb ("I really love", "I'd also like to",
+# "I just walk to work every day"), for the wish and the habit rules alike.
+INTENSIFIERS = (
+    r"(?:really|also|still|so|just|definitely|truly|honestly|totally|absolutely|eventually|actually|"
+    r"finally|soon|badly|kind of|sort of)"
+)
+LIKING_VERBS = r"(?:like|love|enjoy|adore|prefer)"  # said in the present: "I love", not "I'd love"
+
 _CUT = re.compile(
     r"\s+(?:because|cause|but|since|so that|so|when|while|which|who|and i|and we|and my|and it|and then|though|"
     r"although|if|until|unless|or)\b.*$|\s+[–—-]\s.*$",

@@ -15,9 +15,9 @@ import re
 from collections.abc import Iterable
 from datetime import datetime
 
-from egomem.memory.rules_text import clean_object, relative_dates, third_person
+from egomem.memory.rules_text import INTENSIFIERS, LIKING_VERBS, clean_object, relative_dates, third_person
 
-_ADV = r"(?:(?:really|also|still|so|just|definitely|eventually|actually|finally|soon|badly|kind of|sort of) )*"
+_ADV = rf"(?:{INTENSIFIERS} )*"
 _I = r"\b(?:i|we)"
 _I_AM = r"\b(?:i'm|i am|we're|we are)"
 # What a conditional wish may be about and still be a goal ("I'd love to learn the piano"); with
@@ -62,7 +62,7 @@ _DOING_ITEM = re.compile(
 )
 # The user saying they like something now (not "I'd like", not "I don't like").
 _LIKING_SAID = re.compile(
-    rf"{_I} {_ADV}(?:do )?(?:like|love|enjoy|adore|prefer)\b|{_I_AM} {_ADV}(?:into|a (?:big |huge )?fan of|"
+    rf"{_I} {_ADV}(?:do )?{LIKING_VERBS}\b|{_I_AM} {_ADV}(?:into|a (?:big |huge )?fan of|"
     r"passionate about|keen on|crazy about|interested in)\b|\bmy (?:favou?rite|passion|hobby)\b|"
     r"\bis my (?:favou?rite|passion|hobby)\b",
     re.I,

@@ -42,7 +42,7 @@ from egomem_training.data.layout import level1_text, level2_text
 from egomem_training.data.script import Script, User
 from egomem_training.eval.judge import JudgeInput, judge_turn
 from egomem_training.eval.product_memory import ProductMemory, answer_with_retrieval
-from egomem_training.eval.stats import bootstrap_mean, wilson
+from egomem_training.eval.stats import bootstrap_mean, listed, wilson
 
 CONDITIONS = ("product", "clean", "noised")
 ORACLE = ("clean", "noised")
@@ -223,17 +223,13 @@ def summarise(results: list[TurnResult], seed: int = 0) -> dict[str, Any]:
                 "judged": len(judged),
                 "judge_failures": len(rows) - len(judged),
                 "fact_score": facts / len(judged) if judged else None,
-                "fact_score_ci95": _listed(wilson(facts, len(judged))),
+                "fact_score_ci95": listed(wilson(facts, len(judged))),
                 "answer_quality": sum(quality) / len(quality) if quality else None,
-                "answer_quality_ci95": _listed(bootstrap_mean(quality, seed=seed)),
+                "answer_quality_ci95": listed(bootstrap_mean(quality, seed=seed)),
                 "lookup_rate": sum(r.queried for r in rows) / len(rows) if rows else None,
                 "answer_s_mean": sum(r.answer_s for r in rows) / len(rows) if rows else None,
             }
     return table
-
-
-def _listed(ci: tuple[float, float] | None) -> list[float] | None:
-    return None if ci is None else [round(ci[0], 4), round(ci[1], 4)]
 
 
 def as_records(results: list[TurnResult]) -> list[dict[str, Any]]:
