@@ -8,7 +8,8 @@ as "not re-measured yet", never carried over from an older text.
 
     python scripts/benchmarks_md.py           # rewrite BENCHMARKS.md
     python scripts/benchmarks_md.py --check   # `make benchmarks-check`: exit 1 when BENCHMARKS.md is out of
-                                              # date or a result's commit is not in HEAD's history
+                                              # date, a result's commit is not in HEAD's history, or a
+                                              # doc quotes a run of a result file other than the committed one
 
 A result whose measured code (scripts/bench_provenance.py) changed since its run's commit
 is marked stale, with the files that changed; one whose envelope was read after the run
@@ -20,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -917,6 +919,47 @@ def render(results: dict[str, dict[str, Any]]) -> str:
     return "\n\n".join(parts) + "\n"
 
 
+# A doc quoting a committed run: the result file and, in the same sentence, its commit.
+_QUOTED_FILE = re.compile(r"benchmarks/results/([\w.-]+)\.json")
+_QUOTED_COMMIT = re.compile(r"\bcommit ([0-9a-f]{7,40})\b")
+_SENTENCE_END = re.compile(r"(?<=[.;:])\s+(?=[A-Z(`*])")
+
+
+def old_quotes(results: dict[str, dict[str, Any]], root: Path = ROOT) -> list[str]:
+    """Sentences of the docs that quote a run of `benchmarks/results/NAME.json` at a commit
+    other than the committed result's: figures copied from a run that the file no longer holds,
+    which nothing re-renders (the docs should point at BENCHMARKS.md, quote the current run, or
+    call the old one what it is without naming the file as its source)."""
+    out = []
+    for path in [root / "README.md", *sorted((root / "docs").rglob("*.md"))]:
+        if not path.is_file():
+            continue
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for first, paragraph in _paragraphs(lines):
+            for sentence in _SENTENCE_END.split(paragraph):
+                for name in _QUOTED_FILE.findall(sentence):
+                    now = str((results.get(name) or {}).get("git", {}).get("commit") or "")
+                    for commit in _QUOTED_COMMIT.findall(sentence):
+                        if name in results and not now.startswith(commit):
+                            line = first + next(k for k, t in enumerate(lines[first:]) if name in t)
+                            where = f"{path.relative_to(root)}:{line + 1}"
+                            out.append(f"{where}: quotes {name}.json at {commit}; the committed run is {now[:10]}")
+    return out
+
+
+def _paragraphs(lines: list[str]) -> list[tuple[int, str]]:
+    """(index of its first line, its text on one line) for each run of non-blank lines."""
+    out: list[tuple[int, str]] = []
+    start = None
+    for i, line in enumerate([*lines, ""]):
+        if line.strip() and start is None:
+            start = i
+        elif not line.strip() and start is not None:
+            out.append((start, " ".join(lines[start:i])))
+            start = None
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true", help="fail when BENCHMARKS.md differs from the results")
@@ -927,6 +970,10 @@ def main(argv: list[str] | None = None) -> int:
         bad = not_ancestors({name: (rec.get("git") or {}).get("commit") for name, rec in results.items()})
         for line in bad:
             print(f"benchmarks/results/{line}", file=sys.stderr)
+        quotes = old_quotes(results)
+        for line in quotes:
+            print(line, file=sys.stderr)
+        bad += quotes
         if OUTPUT.read_text() != text:
             print("BENCHMARKS.md is out of date: run `make benchmarks-md`", file=sys.stderr)
             return 1

@@ -71,3 +71,19 @@ def test_the_cpu_is_read_from_cpuinfo() -> None:
     arm = "processor\t: 0\nFeatures\t: fp asimd evtstrm\nCPU part\t: 0xd0c\n"
     assert cpu_info(arm)["isa"] == ["asimd"]  # type: ignore[index]
     assert cpu_info("")["isa"] == []  # type: ignore[index]  # no flags line: nothing claimed
+
+
+def test_a_doc_quoting_an_older_run_of_a_result_file_is_flagged(tmp_path: Path) -> None:
+    md = _script()
+    (tmp_path / "docs" / "benchmarks").mkdir(parents=True)
+    (tmp_path / "README.md").write_text("Figures: BENCHMARKS.md (`benchmarks/results/asr.json`).\n")
+    (tmp_path / "docs" / "benchmarks" / "asr.md").write_text(
+        "`benchmarks/results/asr.json`, the command above,\n"
+        "commit 1234abc (clean): WER 0.2.\n"
+        "The committed run, `benchmarks/results/asr.json` at commit abcdef0123, gives WER 0.1.\n"
+        "An earlier run (commit 1234abc, no longer the committed result) gave WER 0.2.\n"
+    )
+    results = {"asr": {"git": {"commit": "abcdef0123456789"}}}
+    assert md.old_quotes(results, tmp_path) == [
+        "docs/benchmarks/asr.md:1: quotes asr.json at 1234abc; the committed run is abcdef0123"
+    ]
