@@ -13,7 +13,9 @@ from pydantic import BaseModel
 from egomem.bench import BenchOptions, extract, run_bench
 from egomem.bench.extract import _chance_partners, pick_llm_sessions
 from egomem.errors import InputError
-from egomem.llm.base import LLMError
+from egomem.llm.base import LLMError, PromptTooLong
+from egomem.memory.extractor import MemoryExtractor
+from egomem.memory.items import SessionText, Turn
 from egomem.memory.rules_provider import RulesProvider
 
 T = TypeVar("T", bound=BaseModel)
@@ -134,3 +136,39 @@ def test_local_path_is_scored_on_the_chosen_sessions(
         assert (local["precision"], local["recall"]) == (same["precision"], same["recall"])
     else:  # every model answer failed: the rules answered, the model alone gave nothing
         assert local["fallbacks"] == 2 and alone["items"] == 0 and local["items"] == same["items"]
+
+
+class _CountingPieces(RulesProvider):
+    """A mock model (plumbing only): refuses a session of more than one user turn as too long,
+    answers a piece with the rules, and counts the calls that reach it."""
+
+    name = "local"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked: list[int] = []
+
+    def run(self, task: str, payload: BaseModel, schema: type[T]) -> T:
+        self.asked.append(len(getattr(payload, "turns", [])))
+        if len(getattr(payload, "turns", [])) > 1:
+            raise PromptTooLong("too long for the mock")
+        return super().run(task, payload, schema)
+
+
+def test_the_replay_asks_each_piece_of_a_long_session_once() -> None:
+    model = _CountingPieces()
+    replay = extract._Replay(model)
+    turns = [
+        Turn(speaker="user", text="I work as a nurse."),
+        Turn(speaker="user", text="My sister Ana lives in Porto."),
+    ]
+    session = SessionText(episode_id="long", start=0, end=1, date="3 March 2025", turns=turns)
+    first = MemoryExtractor(replay).extract(session)
+    assert model.asked == [2, 1, 1]  # the whole refused, then each half: no half answered for another
+    texts = {it.text for it in first.items}
+    assert any("nurse" in t for t in texts) and any("Porto" in t or "sister" in t for t in texts)
+    again = MemoryExtractor(replay).extract(
+        session.model_copy(update={"turns": [t.model_copy(update={"text": t.text.lower()}) for t in turns]})
+    )
+    assert model.asked == [2, 1, 1]  # replayed, case aside: the refusal too, with no new call
+    assert len(again.items) == len(first.items)

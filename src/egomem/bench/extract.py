@@ -159,26 +159,34 @@ def _session_text(r: dict[str, Any]) -> SessionText:
 
 
 class _Replay(LLMProvider):
-    """Answers a task for a session once and replays that answer: the product extractor with
-    the rules' supplement and the model's items alone come from one model call."""
+    """Answers each model call of a session once and replays it: the product extractor with the
+    rules' supplement and the model's items alone come from the same model calls. A long session
+    is asked in pieces that share its episode id, so each piece is its own call, keyed by its
+    text; a call that failed fails again on replay without asking the model twice."""
 
     def __init__(self, inner: LLMProvider) -> None:
         super().__init__()
         self.inner = inner
         self.name = inner.name
         self.usage = inner.usage
-        self._last: tuple[str, str, BaseModel] | None = None
+        self._episode = ""
+        self._answers: dict[tuple[str, str], BaseModel | LLMError] = {}
 
     def run(self, task: str, payload: BaseModel, schema: type[T]) -> T:
-        # By session, not by payload: the manager truecases the session before its model call
-        # and the model-only extractor sees it as given; both must read the one answer.
-        key = (task, str(getattr(payload, "episode_id", "")) or payload.model_dump_json())
-        if self._last is not None and self._last[:2] == key:
-            answer = self._last[2]
-        else:
-            self._last = None
-            answer = self.inner.run(task, payload, schema)
-            self._last = (*key, answer)
+        episode = str(getattr(payload, "episode_id", ""))
+        if episode != self._episode:  # one session's calls at a time
+            self._episode, self._answers = episode, {}
+        # Lower-cased: the manager truecases the session before its call and the model-only
+        # extractor sees it as given; both must read the one answer.
+        key = (task, payload.model_dump_json().lower())
+        if key not in self._answers:
+            try:
+                self._answers[key] = self.inner.run(task, payload, schema)
+            except LLMError as exc:
+                self._answers[key] = exc
+        answer = self._answers[key]
+        if isinstance(answer, LLMError):
+            raise answer
         assert isinstance(answer, schema)
         return answer
 
