@@ -24,6 +24,7 @@ class Scripted:
     raw: str | None = None  # a raw body instead of a chat completion
     delay_s: float = 0.0
     ignore_stop: bool = False  # a server that does not honour `stop` (some don't)
+    finish_reason: str = "stop"  # "length": the server ran out of tokens for the answer
     usage: dict[str, int] = field(default_factory=lambda: {"prompt_tokens": 100, "completion_tokens": 20})
 
 
@@ -57,7 +58,11 @@ class ChatServer:
                         "object": "chat.completion",
                         "model": "recorded",
                         "choices": [
-                            {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+                            {
+                                "index": 0,
+                                "message": {"role": "assistant", "content": content},
+                                "finish_reason": step.finish_reason,
+                            }
                         ],
                         "usage": step.usage,
                     }

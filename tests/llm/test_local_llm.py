@@ -63,6 +63,40 @@ def test_the_complete_items_of_an_answer_cut_off_by_max_tokens_stand(provider: L
     assert (short.usage.cut_short_kept, short.usage.failures) == (1, 0)
 
 
+def test_a_prompt_is_computed_from_the_end_of_its_system_message_whatever_was_asked_before(
+    provider: LocalLLMProvider,
+) -> None:
+    # llama.cpp reuses the longest prefix shared with the previous prompt; two payloads that begin
+    # alike used to move where the rest was computed from, and with it the logits' last bits. Now
+    # the rest of a prompt is always computed from the end of its system message.
+    other = SESSION.model_copy(update={"turns": [Turn(speaker="user", text="Hi, I'm Nadia's brother Omar.")]})
+    runs = []
+    for history in ([], [other], [SESSION], ["reset"]):
+        for h in history:
+            if h == "reset":
+                provider._llm.reset()
+            else:
+                provider.run("extract", h, Extraction)
+        u0 = provider.usage.prompt_tokens_evaluated
+        p0 = provider.usage.prompt_tokens
+        items = provider.run("extract", SESSION, Extraction).items
+        runs.append((provider.usage.prompt_tokens_evaluated - u0, provider.usage.prompt_tokens - p0, items))
+    head = len(provider._system_head(_messages(provider)))
+    assert head > 100  # the system prompt, found through the model's own chat template
+    # After a prompt of the same task (even the same prompt) exactly what follows the system
+    # message is computed; after a reset, the whole prompt, the system message first.
+    n = runs[0][1]
+    assert [ev for ev, _, _ in runs[1:]] == [n - head, n - head, n]
+    assert len({str(items) for _, _, items in runs}) == 1
+
+
+def _messages(provider: LocalLLMProvider) -> list[dict[str, str]]:
+    from egomem.llm.prompts import render_prompt
+
+    system, user = render_prompt("extract", provider.render_payload(SESSION), provider.prompt_version)
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
 def test_a_prompt_without_room_for_the_answer_is_refused_before_any_token_is_computed(
     provider: LocalLLMProvider,
 ) -> None:

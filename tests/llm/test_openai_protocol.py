@@ -135,6 +135,21 @@ def test_fenced_json_is_accepted(chat_server: Any) -> None:
     assert len(_provider(chat_server.base_url).run("extract", SESSION, Extraction).items) == 2
 
 
+def test_an_answer_the_server_cut_off_keeps_its_complete_items(chat_server: Any) -> None:
+    Scripted = chat_server.Scripted
+    cut = GOOD[: GOOD.index('{"kind": "fact"') + 20]  # the name item complete, the fact item not
+    chat_server.script = [
+        Scripted(content=cut, finish_reason="length"),
+        Scripted(content=cut[:12], finish_reason="length"),
+    ]
+    p = _provider(chat_server.base_url)
+    assert [(i.kind, i.text) for i in p.run("extract", SESSION, Extraction).items] == [("name", "Ana")]
+    with pytest.raises(LLMError) as err:  # no complete item: nothing stands
+        p.run("extract", SESSION, Extraction)
+    assert err.value.reason == "answer cut off"
+    assert (p.usage.cut_short_kept, p.usage.failures) == (1, 1)
+
+
 def test_endpoint_down(free_port_url: str) -> None:
     p = _provider(free_port_url, max_retries=1)
     with pytest.raises(LLMError) as e:

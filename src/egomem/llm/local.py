@@ -11,8 +11,10 @@ Prompt tokens are most of the cost on a CPU: the payload is rendered compactly (
 only egomem needs are left out), and the fixed system prompt of a task comes first, so its
 evaluated state is reused by the next call (`prefix_cache`):
 - "context": llama.cpp keeps the tokens of the last call in its context; the next prompt
-  evaluates only what follows the prefix it shares with them (the system prompt, when the
-  same task runs twice in a row: the default, one extraction per session);
+  of the same task evaluates only what follows its system message (the default, one
+  extraction per session). The reuse stops there even when the payloads begin alike, so a
+  prompt is always computed from the same position and its answer does not depend on what
+  was asked before (`_start_at_system_end`);
 - "ram": also a LlamaRAMCache of the states after each call, so tasks that alternate
   (extraction, then an LLM update plan) each find their own prefix again; each call then
   copies its whole state (KV and a logits buffer, hundreds of MB) into the cache;
@@ -60,6 +62,7 @@ _NOT_FOR_MODEL = frozenset({"episode_id", "start", "end", "source_text", "import
 # pydantic validates them after the answer anyway.
 _NOT_FOR_GRAMMAR = frozenset({"title", "description", "default", "maxLength", "minLength", "examples"})
 
+_UNSET: Any = object()
 _MODELS: dict[tuple[str, int, int, int, bool], tuple[Any, threading.Lock]] = {}
 _MODELS_LOCK = threading.Lock()
 
@@ -179,6 +182,7 @@ class LocalLLMProvider(ChatProvider):
         self.draft_tokens = draft_tokens
         self.prefix_cache = prefix_cache
         self._system_tokens: dict[str, int] = {}  # a few tasks' prompts, each a few KB
+        self._chat_formatter: Any = _UNSET
         self._llm, self._lock = _load(self.model_path, n_ctx, n_threads, draft_tokens, prefix_cache, repack_weights)
 
     @classmethod
@@ -220,9 +224,11 @@ class LocalLLMProvider(ChatProvider):
         self._check_fits(messages)
         try:
             with self._lock:
+                before = perf_counters(self._llm)
                 if self.prefix_cache == "off":
                     self._llm.reset()  # forget the evaluated tokens: the whole prompt is computed
-                before = perf_counters(self._llm)
+                elif self.prefix_cache == "context":
+                    self._start_at_system_end(messages)
                 out = self._complete_json(messages, grammar_schema(json_schema))
                 after = perf_counters(self._llm)
         except ValueError as exc:
@@ -237,6 +243,72 @@ class LocalLLMProvider(ChatProvider):
         reply.prompt_eval_s = max(0.0, after.prompt_s - before.prompt_s)
         reply.decode_s = max(0.0, after.decode_s - before.decode_s)
         return reply
+
+    def _start_at_system_end(self, messages: list[dict[str, str]]) -> None:
+        """Leave the context holding exactly the prompt's leading system message, evaluated on its
+        own from position 0, so that the rest of the prompt is always computed from the same
+        position in the same batches, whatever was asked before.
+
+        llama.cpp reuses the longest prefix the context shares with the previous prompt and computes
+        the rest in batches from there. A last batch of fewer than 8 tokens takes another matmul
+        path, whose logits differ from the one-batch result by up to 0.5 (measured on three
+        extraction prompts of ~900 tokens; batches of 8 or more from any start gave identical
+        logits). That happened whenever the context already held a prompt but for its last few
+        tokens (the same prompt asked again: its last token was replayed alone), or a fresh
+        context cut a prompt into 512-token batches with a short last one: 7 of 19 same-prompt
+        re-asks in `bench extract` (cf91a4d's run) gave another greedy answer. The system prompt's
+        reuse, the part that matters for cost, is kept."""
+        head = self._system_head(messages)
+        n = len(head)
+        if n == 0:
+            return
+        if self._llm.n_tokens >= n and list(self._llm._input_ids[:n]) == head:
+            self._llm.n_tokens = n  # generate() drops the KV cells after it
+        else:
+            self._llm.reset()
+            self._llm.eval(head)
+
+    def _system_head(self, messages: list[dict[str, str]]) -> list[int]:
+        """The prompt's tokens up to the end of its system message, as the chat handler tokenizes
+        the whole prompt (the model's own template); [] when there is no system message or the
+        template cannot be rendered here (then the reuse is llama.cpp's own, as before)."""
+        if not messages or messages[0]["role"] != "system":
+            return []
+        fmt = self._formatter()
+        if fmt is None:
+            return []
+        try:
+            full = fmt(messages=messages)
+            alone = fmt(messages=messages[:1])
+        except Exception:  # a template that needs more than a system message: no alignment
+            return []
+        a = self._tokenize_prompt(full.prompt, full.added_special)
+        b = self._tokenize_prompt(alone.prompt, alone.added_special)
+        n = 0
+        for x, y in zip(a, b, strict=False):
+            if x != y:
+                break
+            n += 1
+        return a[:n] if n < len(a) else []
+
+    def _tokenize_prompt(self, prompt: str, added_special: bool) -> list[int]:
+        # As llama-cpp-python's chat handler tokenizes a formatted prompt.
+        return list(self._llm.tokenize(prompt.encode("utf-8"), add_bos=not added_special, special=True))
+
+    def _formatter(self) -> Any:
+        """A renderer of the model's chat template (the one create_chat_completion uses), or None."""
+        if self._chat_formatter is _UNSET:
+            self._chat_formatter = None
+            template = (self._llm.metadata or {}).get("tokenizer.chat_template")
+            if template and self._llm.chat_format == "chat_template.default" and self._llm.chat_handler is None:
+                chat_format = importlib.import_module("llama_cpp.llama_chat_format")
+                # The texts llama-cpp-python gives its own formatter (Llama.__init__).
+                eos, bos = (
+                    ("" if i == -1 else self._llm._model.token_get_text(i))
+                    for i in (self._llm.token_eos(), self._llm.token_bos())
+                )
+                self._chat_formatter = chat_format.Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos)
+        return self._chat_formatter
 
     def _complete_json(self, messages: list[dict[str, str]], schema: dict[str, Any]) -> Any:
         """The completion under the schema's grammar: checked token by token only when the model's

@@ -140,7 +140,8 @@ class OpenAICompatProvider(ChatProvider):
 def _reply(resp: httpx.Response) -> ChatReply:
     try:
         data = resp.json()
-        content = data["choices"][0]["message"]["content"]
+        choice = data["choices"][0]
+        content = choice["message"]["content"]
     except (ValueError, KeyError, IndexError, TypeError) as exc:
         raise LLMError("malformed chat response", resp.text[:200]) from exc
     if not isinstance(content, str):
@@ -150,4 +151,7 @@ def _reply(resp: httpx.Response) -> ChatReply:
         content=content,
         prompt_tokens=int(usage.get("prompt_tokens") or 0),
         completion_tokens=int(usage.get("completion_tokens") or 0),
+        # A server that ran out of tokens stops mid-JSON: its complete items may stand, as the
+        # local model's do (ChatProvider.run, PREFIX_IS_ANSWER).
+        cut_short="answer cut off" if choice.get("finish_reason") == "length" else "",
     )
