@@ -66,9 +66,10 @@ def test_the_complete_items_of_an_answer_cut_off_by_max_tokens_stand(provider: L
 def test_a_prompt_is_computed_from_the_end_of_its_system_message_whatever_was_asked_before(
     provider: LocalLLMProvider,
 ) -> None:
-    # llama.cpp reuses the longest prefix shared with the previous prompt; two payloads that begin
-    # alike used to move where the rest was computed from, and with it the logits' last bits. Now
-    # the rest of a prompt is always computed from the end of its system message.
+    # llama.cpp reuses the longest prefix shared with the previous prompt; the same prompt asked
+    # again used to replay its last token alone, and a batch of under 8 tokens moves the logits by
+    # up to 0.5 (llm/local.py). Now the rest of a prompt is always computed from the end of its
+    # system message.
     other = SESSION.model_copy(update={"turns": [Turn(speaker="user", text="Hi, I'm Nadia's brother Omar.")]})
     runs = []
     for history in ([], [other], [SESSION], ["reset"]):
