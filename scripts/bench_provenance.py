@@ -116,6 +116,12 @@ def staleness(bench: str, commit: str | None) -> Staleness | None:
     paths = measured_paths(bench)
     if not paths:
         return None
+    known = subprocess.run(["git", "cat-file", "-e", f"{commit}^{{commit}}"], cwd=ROOT, capture_output=True, timeout=60)
+    if known.returncode != 0:
+        # A run on a commit this history lacks (a branch that never landed): none of what it
+        # measured can be shown to be here, so every measured file counts as changed.
+        # `not_ancestors` makes `--check` fail on it with the file's name.
+        return Staleness(commit, paths)
     changed = set(_git("diff", "--name-only", commit, "--", *paths).split())
     changed |= set(_git("ls-files", "--others", "--exclude-standard", "--", *paths).split())
     return Staleness(commit, tuple(sorted(changed))) if changed else None

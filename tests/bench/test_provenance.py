@@ -121,6 +121,10 @@ def test_staleness_names_changed_files_and_ancestry_is_checked() -> None:
     st = bp.staleness("face", first)
     assert st is not None and "src/egomem/bench/face.py" in st.changed
     assert bp.staleness("face", None) is None
+    # A commit this history lacks (a run on a branch that never landed) is stale in every
+    # measured file, not a crash: the render still works and --check names the file.
+    gone = bp.staleness("face", "0" * 40)
+    assert gone is not None and gone.changed == bp.measured_paths("face")
     assert bp.not_ancestors({"ok": first}) == []
     assert bp.not_ancestors({"gone": "0" * 40, "none": None}) == [
         "gone: commit 0000000000 is not an ancestor of HEAD",
