@@ -1,6 +1,10 @@
 """Which product code each benchmark measures, and whether its committed result still does.
 
-A benchmark measures the modules its own module imports, directly or not (the import graph
+A run measured the modules it had loaded when it ended (newer result files list them as
+`modules`): code never imported cannot have moved its figures. Those modules' files count, with
+the data files beside them and what they start in other processes (below). For older result
+files, without that list, the static import graph stands in:
+a benchmark measures the modules its own module imports, directly or not (the import graph
 from grimp, the library behind import-linter; imports inside functions count), the modules
 the provider registry names by dotted path when one of them builds providers (calls
 `create` / `create_provider`; merely importing a config class builds nothing), and the data
@@ -88,15 +92,34 @@ def _data_files(folder: Path) -> list[Path]:
     return out
 
 
+def _subprocess_closure(modules: set[str]) -> set[str]:
+    """What the loaded modules start in other processes (their RUNS_IN_SUBPROCESS), with its imports."""
+    declared: set[str] = set()
+    for m in modules:
+        f = _module_file(m)
+        found = _SUBPROCESS.search(f.read_text()) if f is not None else None
+        if found is not None:
+            declared.update(re.findall(r"[\"']([a-z_.]+)[\"']", found.group(1)))
+    return _closure(declared) if declared else set()
+
+
 @cache
-def measured_paths(bench: str) -> tuple[str, ...]:
-    """The repository paths (files and data folders) whose content a benchmark's figures depend on."""
-    module = "egomem.bench." + bench.replace("-", "_")
-    modules = _closure({module}) - PLUMBING
+def measured_paths(bench: str, loaded: tuple[str, ...] | None = None) -> tuple[str, ...]:
+    """The repository paths (files and data folders) whose content a benchmark's figures depend on.
+
+    `loaded`: the modules its run had imported (the result's `modules`, newer files): only
+    those ran in-process, so they and what they start in other processes are what it measured.
+    Without it, everything the bench module can import (the static graph) counts."""
+    if loaded is not None:
+        modules = (set(loaded) | _subprocess_closure(set(loaded))) - PLUMBING
+    else:
+        modules = _closure({"egomem.bench." + bench.replace("-", "_")}) - PLUMBING
     paths: set[Path] = set()
     for m in modules:
         f = _module_file(m)
         if f is None:
+            if loaded is not None:  # it ran, and its file is gone since: that is a change
+                paths.add(SRC.joinpath(*m.split(".")).with_suffix(".py"))
             continue
         paths.add(f)
         paths.update(_data_files(f.parent))
@@ -109,11 +132,12 @@ class Staleness:
     changed: tuple[str, ...]  # measured paths that differ from the run's commit
 
 
-def staleness(bench: str, commit: str | None) -> Staleness | None:
-    """The measured files that changed since `commit` (None: none changed, or no commit)."""
+def staleness(bench: str, commit: str | None, loaded: tuple[str, ...] | None = None) -> Staleness | None:
+    """The measured files that changed since `commit` (None: none changed, or no commit);
+    `loaded` as for `measured_paths`."""
     if not commit:
         return None
-    paths = measured_paths(bench)
+    paths = measured_paths(bench, loaded)
     if not paths:
         return None
     known = subprocess.run(["git", "cat-file", "-e", f"{commit}^{{commit}}"], cwd=ROOT, capture_output=True, timeout=60)

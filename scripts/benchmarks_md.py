@@ -549,7 +549,8 @@ commit (and whether the tree had uncommitted changes), the date, the machine's l
 start and end, and the wall time; each section below repeats them. Figures labelled
 *paper* are EgoMem's (arXiv 2509.11914), measured on a GPU and on the paper's own data.
 "{missing}" marks a figure whose result file is not committed yet; "(stale)" one whose
-measured code (the modules its benchmark imports, and their data files) changed after the
+measured code (the modules its run loaded, or for older files those its benchmark imports,
+and their data files) changed after the
 commit it ran on — its section names the files. Protocols and discussion:
 `docs/benchmarks/<area>.md`.
 """.replace("{missing}", MISSING)
@@ -591,7 +592,9 @@ def table(header: list[str], rows: list[list[str]]) -> str:
 
 def stale_files(rec: dict[str, Any]) -> tuple[str, ...]:
     """The measured files that changed since the run's commit (empty: still current)."""
-    st = staleness(str(rec.get("benchmark")), (rec.get("git") or {}).get("commit"))
+    loaded = rec.get("modules")
+    modules = tuple(loaded) if isinstance(loaded, list) and loaded else None
+    st = staleness(str(rec.get("benchmark")), (rec.get("git") or {}).get("commit"), modules)
     return st.changed if st is not None else ()
 
 

@@ -9,6 +9,12 @@ and the vector extensions the kernels dispatch on): CTranslate2 and llama.cpp pi
 kernels by CPU, so the same code gives other timings, and other transcripts and extractions,
 on an AVX2-only machine than on one with AVX-512.
 
+Newer files also list the modules the run had loaded when it ended (`modules`: those of the
+product, evaluation and training packages in `sys.modules`). Code that was never imported
+cannot have moved a figure, so BENCHMARKS.md judges such a result stale by those modules'
+files (and the data beside them) rather than by everything its bench module could import
+(scripts/bench_provenance.py).
+
 `git` is taken *before* the run starts (`taken: "start"`): the commit, whether the tree
 had uncommitted changes, and a hash of those changes (`diff_sha256`), so that a dirty
 run names exactly which code it measured. A run during which HEAD moved or the tree
@@ -177,6 +183,15 @@ def cpu_info(cpuinfo: str | None = None) -> dict[str, Any] | None:
     return {"model": model or platform.processor() or "?", "isa": [f for f in _ISA_FLAGS if f in flags]}
 
 
+# The packages whose code a benchmark can run in-process (as scripts/bench_provenance.py).
+MEASURED_PACKAGES = ("egomem", "egomem_eval", "egomem_training")
+
+
+def loaded_modules() -> list[str]:
+    """The modules of the measured packages this process has imported, sorted."""
+    return sorted(m for m in list(sys.modules) if m.split(".", 1)[0] in MEASURED_PACKAGES)
+
+
 def envelope(name: str, command: str, state: GitState, load_start: list[float] | None, wall_s: float) -> dict[str, Any]:
     return {
         "benchmark": name,
@@ -190,6 +205,7 @@ def envelope(name: str, command: str, state: GitState, load_start: list[float] |
         "platform": platform.platform(),
         "cpu": cpu_info(),
         "wall_s": round(wall_s, 3),
+        "modules": loaded_modules(),
     }
 
 

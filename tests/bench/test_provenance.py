@@ -113,6 +113,31 @@ def test_measured_paths_span_the_evaluation_and_training_packages() -> None:
     assert "src/egomem_training/eval/dialog.py" in dialog and "src/egomem_training/eval/judge.py" in dialog
 
 
+def test_a_run_that_lists_its_loaded_modules_measured_those_alone() -> None:
+    bp = _provenance_script()
+    loaded = ("egomem", "egomem.bench", "egomem.bench.face", "egomem.perception.face", "egomem_eval.record")
+    face = bp.measured_paths("face", loaded)
+    assert "src/egomem/perception/face.py" in face and "src/egomem/bench/face.py" in face
+    assert "src/egomem_eval/record.py" not in face  # plumbing, loaded or not
+    # The static graph of the same bench reaches further than what this run imported.
+    assert len(face) < len(bp.measured_paths("face"))
+    assert not any(p.startswith("src/egomem/llm/") for p in face)
+    # A loaded module that starts product code in another process brings that code along.
+    serve = bp.measured_paths("serve", ("egomem.bench._servers",))
+    assert "src/egomem/server/session.py" in serve
+    # A module that ran and whose file is gone since counts by its old path (git sees it deleted).
+    gone = bp.measured_paths("face", ("egomem.perception.no_such_module",))
+    assert "src/egomem/perception/no_such_module.py" in gone
+
+
+def test_the_envelope_lists_the_modules_the_run_loaded() -> None:
+    from egomem_eval.record import envelope
+
+    rec = envelope("x", "egomem bench x", git_state(ROOT), None, 1.0)
+    assert "egomem_eval.record" in rec["modules"] and rec["modules"] == sorted(rec["modules"])
+    assert not any(m.split(".")[0] not in ("egomem", "egomem_eval", "egomem_training") for m in rec["modules"])
+
+
 @pytest.mark.skipif(_git(ROOT, "rev-parse", "--is-shallow-repository").strip() == "true", reason="needs history")
 def test_staleness_names_changed_files_and_ancestry_is_checked() -> None:
     bp = _provenance_script()
