@@ -70,6 +70,15 @@ REALTIME_DEFAULT = (("pace", "live"), ("llm_provider", "local"))
 REALTIME_RULES = (("pace", "lockstep"), ("llm_provider", "rules"))
 # bench memorize: memorize.json the default (local LLM), memorize_rules.json the rules fallback.
 MEMORIZE_DEFAULT = (("llm_provider", "local"),)
+# bench serve with workers=2 store=postgres: serve_fleet_default.json the default (local LLM), serve_fleet.json rules.
+FLEET_DEFAULT = (("llm_provider", "local"),)
+FLEET_RESTART = (
+    "restart.rows_lost_total",
+    "restart.failed_total",
+    "restart.retried_total",
+    "restart.completed_total",
+    "restart.all_workers_alive",
+)
 
 SUMMARY: tuple[Row, ...] = (
     # Real recordings of real people first: what a user's own recordings get (bench real, test split).
@@ -322,9 +331,10 @@ SUMMARY: tuple[Row, ...] = (
         ("multi_round.test.recall_at_10_by_category.1", "single_shot.test.recall_at_10_by_category.1"),
     ),
     Row(
-        "ask, LoCoMo answer token F1, local LLM / best evidence, a few test questions (see its section)",
+        "ask, LoCoMo answer token F1 with the local LLM [95 % interval] / best evidence's F1 / questions"
+        " (test conv. 6–10, spread over the four categories)",
         "locomo-qa_answers",
-        ("answers.f1", "answers.evidence_f1"),
+        ("answers.f1", "answers.f1_ci95", "answers.evidence_f1", "answers.questions"),
     ),
     Row(
         "memorize, default (local LLM): real-time factor / CPU-s per recorded minute",
@@ -516,6 +526,20 @@ SUMMARY: tuple[Row, ...] = (
         where=(("llm_provider", "local"),),
     ),
     Row(
+        "fleet, default configuration (local LLM), 2 workers: enrolled through worker A, identified through B /"
+        " real-time devices per worker (lag p95 ≤ 3 s)",
+        "serve_fleet_default",
+        ("cross_worker.b_recognises", "realtime_devices_per_worker"),
+        where=FLEET_DEFAULT,
+    ),
+    Row(
+        "fleet, default configuration: PostgreSQL killed (kill -9) mid-stream: committed rows lost / memory jobs"
+        " and rounds failed, retried, written / workers alive",
+        "serve_fleet_default",
+        FLEET_RESTART,
+        where=FLEET_DEFAULT,
+    ),
+    Row(
         "fleet, rules extractor (fallback rows): enrolled through worker A, identified through B / polls beyond"
         " the same worker's",
         "serve_fleet",
@@ -530,13 +554,7 @@ SUMMARY: tuple[Row, ...] = (
         "fleet, rules extractor: PostgreSQL killed (kill -9) mid-stream: committed rows lost / memory jobs and"
         " rounds failed, retried, written / workers alive",
         "serve_fleet",
-        (
-            "restart.rows_lost_total",
-            "restart.failed_total",
-            "restart.retried_total",
-            "restart.completed_total",
-            "restart.all_workers_alive",
-        ),
+        FLEET_RESTART,
     ),
 )
 
@@ -861,6 +879,7 @@ LAYOUTS: dict[str, Callable[[dict[str, Any]], str]] = {
     "conversation": conversation,
     "conversation_dev": conversation,
     "serve_fleet": serve_fleet,
+    "serve_fleet_default": serve_fleet,
     "locomo": locomo,
     "realtime": realtime,
     "realtime_rules": realtime,
@@ -892,6 +911,7 @@ ORDER = (
     "memorize",
     "serve",
     "serve_fleet",
+    "serve_fleet_default",
 )
 
 

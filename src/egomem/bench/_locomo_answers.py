@@ -17,6 +17,7 @@ from egomem.llm.base import LLMProvider
 from egomem.retrieval.ask import Asker
 from egomem.retrieval.dense import EmbeddingCache
 from egomem_eval.locomo import CATEGORIES
+from egomem_training.eval.stats import bootstrap_mean, listed
 
 if TYPE_CHECKING:
     from egomem.bench.locomo_qa import _Conv
@@ -90,10 +91,14 @@ def answer_f1(items: list[_Conv], cache: EmbeddingCache, llm: LLMProvider, label
         vals = [r[key] for r in rows if cat is None or r["category"] == cat]
         return float(np.mean(vals)) if vals else None
 
+    # 95 % intervals resampling questions: a conversation's questions are not independent, but
+    # five test conversations are too few clusters for a cluster bootstrap to mean anything.
     return {
         "model": label,
         "questions": len(rows),
         "f1": mean("f1"),
+        "f1_ci95": listed(bootstrap_mean([r["f1"] for r in rows])),
+        "evidence_f1_ci95": listed(bootstrap_mean([r["evidence_f1"] for r in rows])),
         "f1_by_category": {str(c): mean("f1", c) for c in CATEGORIES},
         "evidence_f1": mean("evidence_f1"),
         "answered_by_llm": sum(r["answered_by"].startswith("llm:") for r in rows),

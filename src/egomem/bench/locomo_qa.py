@@ -20,10 +20,10 @@ The `[ask]` weights were chosen on conversations 1-5 (dev: the `selection` grid 
 re-run with `--set grid=1`); conversations 6-10 are the test figure.
 
 Answer F1 (`--set answer_llm=local`): `ask` with the configured answer LLM on
-`answer_questions` (default 30) test questions spread over conversations 6-10 and the four
-categories, scored by SQuAD-style token F1 against LoCoMo's gold answers, labelled with the
-model; `evidence_f1` scores the best evidence item's words on the same questions, for
-reference. `--set recall=0` skips the recall part (an answer-only run).
+`answer_questions` (default 100) test questions spread over conversations 6-10 and the four
+categories, scored by SQuAD-style token F1 against LoCoMo's gold answers (with a 95 % bootstrap
+interval over questions), labelled with the model; `evidence_f1` scores the best evidence item's
+words on the same questions, for reference. `--set recall=0` skips the recall part (an answer-only run).
 """
 
 from __future__ import annotations
@@ -246,7 +246,7 @@ def run(options: BenchOptions) -> BenchResult:
         convs = [truncate(convs[0], int(options.extra.get("max_turns", 120)))] if convs else []
     threads = options.extra.get("threads", "1")
     sessions = int(options.extra["sessions"]) if options.extra.get("sessions") else None
-    n_answers = int(options.extra.get("answer_questions", 30))
+    n_answers = int(options.extra.get("answer_questions", 100))
     recall_on = options.extra.get("recall", "1") == "1"
     cache = EmbeddingCache(TextEncoder(threads=int(threads) if threads else None))
     product = AskConfig(llm=False)
