@@ -321,12 +321,13 @@ SUMMARY: tuple[Row, ...] = (
         ("test.rules.audio.fact_recall", "test.rules.audio.false_memories_per_session"),
     ),
     Row(
-        "LoCoMo evidence R@10, test conv. 6–10: plain search of the raw turns / ask multi-round / ask single-shot",
+        "LoCoMo evidence R@10, test conv. 6–10: plain search of the raw turns / ask multi-round / ask single-shot"
+        " (memory written by the rules extractor, not the default's local model: see its section)",
         "locomo-qa",
         ("locomo:product.test_recall_at_10", "multi_round.test.recall_at_10", "single_shot.test.recall_at_10"),
     ),
     Row(
-        "ask, LoCoMo R@10 multi-hop (c1) multi-round / single-shot, test conv. 6–10",
+        "ask, LoCoMo R@10 multi-hop (c1) multi-round / single-shot, test conv. 6–10 (rules' memory)",
         "locomo-qa",
         ("multi_round.test.recall_at_10_by_category.1", "single_shot.test.recall_at_10_by_category.1"),
     ),
