@@ -334,7 +334,7 @@ SUMMARY: tuple[Row, ...] = (
     Row(
         "ask, LoCoMo answer token F1 with the local LLM [95 % interval] / best evidence's F1 / questions"
         " (test conv. 6–10, spread over the four categories)",
-        "locomo-qa_answers",
+        "locomo-qa",
         ("answers.f1", "answers.f1_ci95", "answers.evidence_f1", "answers.questions"),
     ),
     Row(

@@ -48,18 +48,22 @@ def _answer_sample(items: list[_Conv], n: int) -> list[tuple[int, int]]:
     run without any), round-robin over the four categories and the conversations
     (deterministic, from the data alone)."""
     convs = TEST if len(items) > TEST.start else range(len(items))
-    pools: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    pools: dict[int, list[tuple[int, int, int]]] = defaultdict(list)  # category -> (rank, conversation, question)
     for ci, it in enumerate(items):
         if ci in convs and len(it.conv.answers) == len(it.conv.questions):
+            rank: Counter[int] = Counter()  # a question's place among its conversation's of its category
             for qi, (_, cat, _) in enumerate(it.conv.questions):
-                pools[cat].append((ci, qi))
-    for cat in pools:  # interleave conversations inside a category
-        pools[cat].sort(key=lambda x: (sum(1 for y in pools[cat] if y[0] == x[0] and y[1] < x[1]), x[0]))
+                if cat in CATEGORIES:  # a pool the round-robin never draws from would never empty
+                    pools[cat].append((rank[cat], ci, qi))
+                    rank[cat] += 1
+    for pool in pools.values():  # interleave conversations inside a category: every first, every second, ...
+        pool.sort()
     out: list[tuple[int, int]] = []
     while len(out) < n and any(pools.values()):
         for cat in CATEGORIES:
             if pools.get(cat) and len(out) < n:
-                out.append(pools[cat].pop(0))
+                _, ci, qi = pools[cat].pop(0)
+                out.append((ci, qi))
     return out
 
 
