@@ -11,6 +11,7 @@ failed job never completed) is counted wrong.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Set
 from dataclasses import dataclass, field
 from typing import Any
@@ -50,7 +51,8 @@ def judge_crash(
             problems.append(f"committed rows missing {when}: {lost}")
     unwritten = sorted(k for k, status in jobs.items() if status != "done")
     if unwritten:
-        problems.append(f"{len(unwritten)} memory job(s) not written at the end: {unwritten[:5]}")
+        statuses = ", ".join(f"{s} {n}" for s, n in sorted(Counter(jobs[k] for k in unwritten).items()))
+        problems.append(f"{len(unwritten)} memory job(s) not written at the end ({statuses}): {unwritten[:5]}")
     never_again = sorted(hit - retried)
     if never_again:
         problems.append(f"{len(never_again)} job(s) the outage hit never tried again: {never_again[:5]}")

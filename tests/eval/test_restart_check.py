@@ -55,7 +55,7 @@ def test_a_failed_memory_job_never_completed_is_counted_wrong() -> None:
     verdict = judge_crash(**never_run_again)
     assert not verdict.ok
     assert verdict.problems == [
-        "1 memory job(s) not written at the end: ['local:e2']",
+        "1 memory job(s) not written at the end (running 1): ['local:e2']",
         "1 job(s) the outage hit never tried again: ['local:e2']",
         "1 job(s) the outage hit not written: ['local:e2']",
     ]
@@ -76,3 +76,15 @@ def test_a_failed_round_that_never_went_through_a_lost_session_and_a_dead_worker
         "1 of 4 device session(s) never finished",
         "workers alive: [True, False]",
     ]
+
+
+def test_the_crash_bench_waits_for_the_backlog_within_its_bound() -> None:
+    """bench serve's crash waits for the phase's jobs to settle before judging (a slow model's
+    backlog is not a lost job), and says when they did not within the bound."""
+    from egomem.bench._serve_crash import wait_for_jobs
+
+    states = iter([{"k1": ("pending", 0)}, {"k1": ("running", 1)}, {"k1": ("done", 1)}])
+    assert wait_for_jobs(lambda: next(states), limit_s=5.0, poll_s=0.0) is not None
+    failed = {"k1": ("failed", 3), "k2": ("done", 1)}  # settled: failed is an end, judged as such
+    assert wait_for_jobs(lambda: failed, limit_s=5.0, poll_s=0.0) == 0.0
+    assert wait_for_jobs(lambda: {"k1": ("pending", 0)}, limit_s=0.05, poll_s=0.01) is None

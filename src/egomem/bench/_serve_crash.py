@@ -19,6 +19,7 @@ import signal
 import subprocess
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -120,6 +121,19 @@ def retry_store(call: Callable[[], T], attempts: int = 20) -> T:
     raise AssertionError("unreachable")
 
 
+def wait_for_jobs(jobs: Callable[[], dict[str, tuple[str, int]]], limit_s: float, poll_s: float = 1.0) -> float | None:
+    """Seconds until no job of the phase is pending or running, waiting at most `limit_s`; None when
+    some still are then. The verdict judges what the crash lost, not how fast a slow model drains
+    the backlog: that is reported beside it."""
+    t0 = time.perf_counter()
+    while True:
+        if not any(s in ("pending", "running") for s, _ in jobs().values()):
+            return round(time.perf_counter() - t0, 1)
+        if time.perf_counter() - t0 >= limit_s:
+            return None
+        time.sleep(poll_s)
+
+
 def crash_under_load(
     workers: list[Worker],
     key: str,
@@ -131,6 +145,7 @@ def crash_under_load(
     kill_by_s: float,
     outage_s: float,
     per_worker: int,
+    drain_s: float,
 ) -> dict[str, Any]:
     urls = [w.url for _ in range(per_worker) for w in workers]
     holder: dict[str, list[DeviceRun]] = {}
@@ -155,6 +170,7 @@ def crash_under_load(
     after_recovery = retry_store(lambda: snapshot(watch))
     t_ready = time.perf_counter()
     load.join()
+    drained_s = wait_for_jobs(lambda: retry_store(lambda: phase_jobs(watch, since)), drain_s)
     at_end = retry_store(lambda: snapshot(watch))
     jobs = retry_store(lambda: phase_jobs(watch, since))
     runs = holder["runs"]
@@ -215,6 +231,9 @@ def crash_under_load(
             "phase_jobs": len(jobs),
             "phase_jobs_written": sum(s == "done" for s, _ in jobs.values()),
             "phase_jobs_with_several_attempts": sum(a > 1 for _, a in jobs.values()),
+            "phase_jobs_by_status": dict(sorted(Counter(s for s, _ in jobs.values()).items())),
+            "drain_limit_s": drain_s,
+            "drained_after_stream_s": drained_s,
         },
         "failed_total": len(hit) + failures["rounds_failed"],
         "retried_total": len(hit & retried) + failures["rounds_recovered"],

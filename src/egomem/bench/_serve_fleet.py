@@ -19,7 +19,10 @@ EGOMEM_STORE__SCHEMA_NAME. Both are warmed up (models loaded), then the memory i
    latest at `kill_by_s`, 0.8 of it), the benchmark counts the rows, kills the postmaster with
    SIGKILL, starts it again after `outage_s` (5 s) and PostgreSQL recovers from its WAL. Every
    row counted before must be there after recovery and at the end; every memory job the outage
-   hit must be tried again and written; the workers must live (egomem_eval.restart_check).
+   hit must be tried again and written; the workers must live (egomem_eval.restart_check). After
+   the stream the benchmark waits up to `drain_s` (twice the stream) for the phase's memory jobs
+   to settle before it judges, and reports how long that took (`drained_after_stream_s`, None:
+   not within the bound) and the jobs' statuses.
 """
 
 from __future__ import annotations
@@ -113,6 +116,7 @@ def run_fleet(options: BenchOptions, n_workers: int) -> BenchResult:
                         kill_by_s=float(extra.get("kill_by_s", 0.8 * day1.duration_s)),
                         outage_s=float(extra.get("outage_s", 5.0)),
                         per_worker=max(1, min(held, 2)),
+                        drain_s=float(extra.get("drain_s", 2 * day1.duration_s)),
                     )
                     tables_out.append(crash_table(metrics["restart"]))
             finally:
