@@ -3,7 +3,8 @@
 The backend (rules, OpenAI-compatible, GGUF) answers the `extract` task; this module
 refuses what a model may invent, and reports each drop: an item whose quoted source is
 not in the user's own words, or is a question; a person, name, or any capitalised word or
-number in an item that the user never said ("lives in Lisbon" quoting "I live in Porto").
+number in an item that the user never said ("lives in Lisbon" quoting "I live in Porto"); a
+name for the user that cased text does not write as a name ("operator" in "I work as an operator").
 So no fact reaches memory without provenance. Before that, memory/about_person.py drops or
 rewrites what is about the assistant instead of the person, and turns a wish said as a liking
 into the plan it is (`ExtractResult.checked`).
@@ -22,7 +23,7 @@ from egomem.memory.about_person import Checked, check_items
 from egomem.memory.compact import CompactExtraction, compact_session, expand
 from egomem.memory.gate import worth_a_model
 from egomem.memory.items import ExtractedItem, Extraction, SessionText
-from egomem.memory.names import COMMON
+from egomem.memory.names import COMMON, NameJudge, is_cased
 from egomem.memory.statements import is_question
 from egomem.relations import is_relation_word
 
@@ -122,12 +123,15 @@ class MemoryExtractor:
             return ExtractResult(items=[])
         supplement = self._supplement_items(session)
         gated = self.gate and supplement is not None and not worth_a_model(session, supplement)
+        unnamed: list[tuple[ExtractedItem, str]] = []  # model names without a name's evidence
         if gated:
             assert supplement is not None
             items, checked = check_items(supplement, session)
             log.info("session %s: nothing personal, the model was not asked", session.episode_id)
         else:
             items, checked = check_items(self._model_items(session), session)
+            # Before the rules' items are merged in: a model name refused here leaves room for theirs.
+            items, unnamed = _names_in_evidence(items, session)
             if supplement is not None:
                 extra, checked_extra = check_items(supplement, session)
                 items += _not_covered(extra, items)
@@ -142,7 +146,7 @@ class MemoryExtractor:
             )
         user_text = _norm(" ".join(t.text for t in turns))
         kept: list[ExtractedItem] = []
-        dropped: list[tuple[ExtractedItem, str]] = []
+        dropped: list[tuple[ExtractedItem, str]] = unnamed
         for it in items:
             if it.kind == "summary":
                 # A summary speaks for the whole session: its provenance is the transcript.
@@ -156,6 +160,44 @@ class MemoryExtractor:
             else:
                 kept.append(it)
         return ExtractResult(items=kept, dropped=dropped, checked=checked, gated=gated)
+
+
+def _names_in_evidence(
+    items: list[ExtractedItem], session: SessionText
+) -> tuple[list[ExtractedItem], list[tuple[ExtractedItem, str]]]:
+    """A model's name for the user must meet the rules' bar for a name (memory/names.py), because a
+    name moves the session: a name other than the matched user's makes it another person's
+    (MemoryManager._speaker). In cased text (Whisper's) each word of the name must be written with
+    a capital where the case is evidence, i.e. not only at the start of a sentence, unless memory
+    or the first-name lexicon knows it: "I work as an operator" never names anyone "Operator".
+    Lower-case text carries no such evidence and is left to `_unsupported`'s checks."""
+    turns = [t.text.strip() for t in session.user_turns()]
+    if not is_cased(" ".join(turns)):
+        return items, []
+    judge = NameJudge([*session.known_names, *([session.user_name] if session.user_name else [])])
+    kept, dropped = [], []
+    for it in items:
+        bad = [w for w in it.text.split() if it.kind == "name" and not _written_as_name(w, turns, judge)]
+        if bad:
+            dropped.append((it, f"{bad[0]!r} is not written as a name"))
+        else:
+            kept.append(it)
+    return kept, dropped
+
+
+def _written_as_name(word: str, turns: list[str], judge: NameJudge) -> bool:
+    w = word.strip(".,!?;:'\"")
+    w = w[:1].upper() + w[1:]
+    if not judge.accepts(w, cased=True, strong=True):
+        return False  # a common word, a nationality, a film character, or not a word
+    if judge.accepts(w, cased=False, strong=False):
+        return True  # memory or the first-name lexicon knows it
+    for text in turns:
+        for m in re.finditer(rf"\b{re.escape(w)}(?:'s)?\b", text):
+            before = text[: m.start()].rstrip()
+            if before and before[-1] not in '.!?:"“':
+                return True
+    return False
 
 
 def _not_covered(extra: list[ExtractedItem], items: list[ExtractedItem]) -> list[ExtractedItem]:
