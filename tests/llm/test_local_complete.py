@@ -32,7 +32,7 @@ class _LlamaMock:
 
 def _provider(llm: _LlamaMock) -> LocalLLMProvider:
     p = object.__new__(LocalLLMProvider)
-    p.usage, p.max_tokens, p._llm, p._lock = Usage(), 64, llm, threading.Lock()
+    p.usage, p.max_tokens, p._llm, p._lock, p._drafts = Usage(), 64, llm, threading.Lock(), None
     return p
 
 

@@ -39,6 +39,7 @@ from pydantic import BaseModel
 from egomem import weights
 from egomem.errors import ConfigError
 from egomem.llm.base import ChatProvider, ChatReply, LLMError, PromptTooLong
+from egomem.llm.drafts import Drafting, Processor, RecentLookup, ScoreRows, install_scores
 from egomem.llm.grammar import GrammarOnRefusal
 from egomem.llm.loops import COPIES, LoopStop
 
@@ -63,7 +64,9 @@ _NOT_FOR_MODEL = frozenset({"episode_id", "start", "end", "source_text", "import
 _NOT_FOR_GRAMMAR = frozenset({"title", "description", "default", "maxLength", "minLength", "examples"})
 
 _UNSET: Any = object()
-_MODELS: dict[tuple[str, int, int, int, bool], tuple[Any, threading.Lock]] = {}
+# A loaded model, its lock, and with `draft_tokens` its draft model and score rows (llm/drafts.py).
+_Loaded = tuple[Any, threading.Lock, tuple[RecentLookup, ScoreRows] | None]
+_MODELS: dict[tuple[str, int, int, int, bool], _Loaded] = {}
 _MODELS_LOCK = threading.Lock()
 
 
@@ -87,7 +90,7 @@ def _load(
     draft_tokens: int,
     prefix_cache: PrefixCache = "context",
     repack_weights: bool = False,
-) -> tuple[Any, threading.Lock]:
+) -> _Loaded:
     key = (str(path.resolve()), n_ctx, n_threads, draft_tokens, repack_weights)
     with _MODELS_LOCK:
         if key not in _MODELS:
@@ -98,10 +101,7 @@ def _load(
                     "the local LLM needs the pip package llama-cpp-python==0.3.36 (no binary wheel: "
                     "`make install` builds and caches it)"
                 ) from exc
-            draft = None
-            if draft_tokens:
-                speculative = importlib.import_module("llama_cpp.llama_speculative")
-                draft = speculative.LlamaPromptLookupDecoding(num_pred_tokens=draft_tokens)
+            draft = RecentLookup(draft_tokens) if draft_tokens else None
             try:
                 with _model_params(llama_cpp, use_extra_bufts=repack_weights):
                     llm = llama_cpp.Llama(
@@ -114,15 +114,19 @@ def _load(
                     )
             except (ValueError, RuntimeError) as exc:
                 raise ConfigError(f"llama.cpp cannot load {path.name}: {exc}") from exc
-            _MODELS[key] = (llm, threading.Lock())
-        llm, lock = _MODELS[key]
+            drafts = None
+            if draft is not None:
+                drafts = (draft, install_scores(llm))
+                llm._logits_all = False  # on only while an answer is drafted (llm/drafts.py)
+            _MODELS[key] = (llm, threading.Lock(), drafts)
+        llm, lock, drafts = _MODELS[key]
         # The model is shared: the last provider built says whether it keeps a RAM cache.
         with lock:
             if prefix_cache == "ram" and llm.cache is None:
                 llm.set_cache(importlib.import_module("llama_cpp").LlamaRAMCache(capacity_bytes=PREFIX_CACHE_BYTES))
             elif prefix_cache != "ram":
                 llm.set_cache(None)
-        return llm, lock
+        return llm, lock, drafts
 
 
 @contextmanager
@@ -153,7 +157,7 @@ def _close_models() -> None:
     # Free the models while the interpreter is intact: llama-cpp-python's own finaliser
     # fails noisily when it runs during interpreter teardown.
     with _MODELS_LOCK:
-        for llm, _ in _MODELS.values():
+        for llm, _, _ in _MODELS.values():
             llm.close()
         _MODELS.clear()
 
@@ -183,7 +187,9 @@ class LocalLLMProvider(ChatProvider):
         self.prefix_cache = prefix_cache
         self._system_tokens: dict[str, int] = {}  # a few tasks' prompts, each a few KB
         self._chat_formatter: Any = _UNSET
-        self._llm, self._lock = _load(self.model_path, n_ctx, n_threads, draft_tokens, prefix_cache, repack_weights)
+        self._llm, self._lock, self._drafts = _load(
+            self.model_path, n_ctx, n_threads, draft_tokens, prefix_cache, repack_weights
+        )
 
     @classmethod
     def from_config(cls, cfg: LocalLLMConfig, ctx: BuildContext) -> LocalLLMProvider:
@@ -223,13 +229,13 @@ class LocalLLMProvider(ChatProvider):
     def chat(self, messages: list[dict[str, str]], json_schema: dict[str, Any], schema_name: str) -> ChatReply:
         self._check_fits(messages)
         try:
-            with self._lock:
+            with self._lock, self._drafting() as drafting:
                 before = perf_counters(self._llm)
                 if self.prefix_cache == "off":
                     self._llm.reset()  # forget the evaluated tokens: the whole prompt is computed
                 elif self.prefix_cache == "context":
                     self._start_at_system_end(messages)
-                out = self._complete_json(messages, grammar_schema(json_schema))
+                out = self._complete_json(messages, grammar_schema(json_schema), drafting)
                 after = perf_counters(self._llm)
         except ValueError as exc:
             # llama-cpp-python raises ValueError when the prompt does not fit the context.
@@ -242,7 +248,26 @@ class LocalLLMProvider(ChatProvider):
         reply.prompt_tokens_evaluated = max(0, int(after.prompt_tokens - before.prompt_tokens))
         reply.prompt_eval_s = max(0.0, after.prompt_s - before.prompt_s)
         reply.decode_s = max(0.0, after.decode_s - before.decode_s)
+        if drafting is not None and drafting.prompt_s is not None:
+            # llama.cpp counts a drafted batch (more than one token) as prompt: move it to generation.
+            reply.prompt_tokens_evaluated = max(0, reply.prompt_tokens_evaluated - drafting.draft.batched_tokens)
+            computed = reply.prompt_eval_s + reply.decode_s
+            reply.prompt_eval_s = min(computed, drafting.prompt_s)
+            reply.decode_s = computed - reply.prompt_eval_s
         return reply
+
+    @contextmanager
+    def _drafting(self) -> Iterator[Drafting | None]:
+        """With `draft_tokens`, the drafting of one completion (llm/drafts.py), under the model's lock."""
+        if self._drafts is None:
+            yield None
+            return
+        drafting = Drafting(self._llm, *self._drafts)
+        drafting.begin()
+        try:
+            yield drafting
+        finally:
+            drafting.end()
 
     def _start_at_system_end(self, messages: list[dict[str, str]]) -> None:
         """Leave the context holding exactly the prompt's leading system message, evaluated on its
@@ -310,15 +335,10 @@ class LocalLLMProvider(ChatProvider):
                 self._chat_formatter = chat_format.Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos)
         return self._chat_formatter
 
-    def _complete_json(self, messages: list[dict[str, str]], schema: dict[str, Any]) -> Any:
+    def _complete_json(self, messages: list[dict[str, str]], schema: dict[str, Any], drafting: Drafting | None) -> Any:
         """The completion under the schema's grammar: checked token by token only when the model's
-        best token breaks it (llm/grammar.py; same answer, less sampling), or in the sampler chain
-        on every candidate where prompt-lookup drafts are on (a rejected draft would desync it)."""
-        if self.draft_tokens:
-            fmt = {"type": "json_object", "schema": schema}
-            return self._llm.create_chat_completion(
-                messages=messages, temperature=0.0, max_tokens=self.max_tokens, response_format=fmt
-            )
+        best token breaks it (llm/grammar.py; same answer, less sampling), with prompt-lookup drafts
+        when `drafting` (llm/drafts.py: the processors then see the accepted tokens only)."""
         llama_cpp = importlib.import_module("llama_cpp")
         try:
             gbnf = llama_cpp.LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)._grammar
@@ -326,12 +346,16 @@ class LocalLLMProvider(ChatProvider):
             gbnf = llama_cpp.llama_grammar.JSON_GBNF
         check = GrammarOnRefusal(self._llm, gbnf)
         loop = LoopStop(int(self._llm.token_eos()))
+        processors: list[Processor] = [check, loop]
+        if drafting is not None:
+            drafting.processors = processors
+            processors = [drafting]
         try:
             out = self._llm.create_chat_completion(
                 messages=messages,
                 temperature=0.0,
                 max_tokens=self.max_tokens,
-                logits_processor=llama_cpp.LogitsProcessorList([check, loop]),
+                logits_processor=llama_cpp.LogitsProcessorList(processors),
             )
         finally:
             check.close()
@@ -359,12 +383,13 @@ class LocalLLMProvider(ChatProvider):
         same call as `OpenAICompatProvider.complete`; counted in `usage` like a task."""
         self.usage.calls += 1
         try:
-            with self._lock:
+            with self._lock, self._drafting() as drafting:
                 out = self._llm.create_chat_completion(
                     messages=messages,
                     temperature=0.0 if temperature is None else temperature,
                     max_tokens=self.max_tokens if max_tokens is None else max_tokens,
                     stop=list(stop) if stop else None,
+                    logits_processor=None if drafting is None else [drafting],
                 )
             choice = out["choices"][0]
             content = str(choice["message"]["content"] or "")
