@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field
 
 from egomem.errors import ConfigError
 from egomem.registry import NoConfig, ProviderConfig, Registry, registry
@@ -102,10 +102,9 @@ class LocalLLMConfig(ProviderConfig):
     n_ctx: int = Field(default=4096, ge=512)
     n_threads: int = Field(default=2, ge=1)
     max_tokens: int = Field(default=768, ge=16)
-    # Prompt-lookup drafts (llm/drafts.py): after each token, up to this many tokens that followed the
-    # last tokens' most recent earlier occurrence are checked in one batch (an answer copies the user's
-    # words and its own JSON keys). 0 = off. The answer is the model's greedy one, but batches of a few
-    # tokens round differently, so it may differ in places from the undrafted answer.
+    # Prompt-lookup speculative decoding: up to this many tokens copied from the prompt are
+    # checked in one batch (quotes and names are copied from the transcript). 0 = off.
+    # Greedy output is unchanged; it costs a logits buffer of n_ctx x vocabulary floats.
     draft_tokens: int = Field(default=0, ge=0, le=64)
     # Reuse of an evaluated prompt prefix across calls (llm/local.py): "context" (the prefix
     # shared with the previous call), "ram" (also a RAM cache of earlier calls' states), "off".
@@ -122,14 +121,6 @@ class LocalLLMConfig(ProviderConfig):
     # instead of failing. A model answer that fails validation falls back to the rules for
     # that session (not retried: at temperature 0 a retry gives the same answer).
     fallback_to_rules: bool = True
-
-    @model_validator(mode="after")
-    def _drafts_without_ram_cache(self) -> LocalLLMConfig:
-        # A RAM-cached state copies the logits of every token evaluated, and drafting keeps them for
-        # every position (n_ctx x vocabulary floats): up to 2.5 GB copied after each call.
-        if self.draft_tokens and self.prefix_cache == "ram":
-            raise ValueError("llm.draft_tokens needs llm.prefix_cache = context or off, not ram")
-        return self
 
 
 LLM = registry("llm")

@@ -119,3 +119,11 @@ def test_drafted_extractions_keep_their_items() -> None:
     # The drafted batches are generation, not prompt: fewer prompt tokens computed than sent.
     assert 0 < u.prompt_tokens_evaluated <= u.prompt_tokens
     assert u.prompt_eval_seconds > 0 and u.decode_seconds > 0
+
+
+def test_drafts_with_the_ram_cache_are_refused_before_any_model_loads() -> None:
+    from egomem.errors import ConfigError
+    from egomem.llm.local import LocalLLMProvider
+
+    with pytest.raises(ConfigError, match=r"draft_tokens needs llm\.prefix_cache"):
+        LocalLLMProvider("/nonexistent/model.gguf", draft_tokens=4, prefix_cache="ram")

@@ -180,6 +180,10 @@ class LocalLLMProvider(ChatProvider):
         repack_weights: bool = False,
     ) -> None:
         super().__init__(prompt_version=prompt_version)
+        if draft_tokens and prefix_cache == "ram":
+            # A RAM-cached state copies the logits of every evaluated token, and drafting keeps a row
+            # for every position (n_ctx x vocabulary floats): up to 2.5 GB copied after each call.
+            raise ConfigError("llm.draft_tokens needs llm.prefix_cache = context or off, not ram")
         self.model_name = str(model)
         self.model_path = resolve_model_path(self.model_name, data_dir)
         self.max_tokens = max_tokens
