@@ -384,6 +384,17 @@ SUMMARY: tuple[Row, ...] = (
         ),
         fmt="{:.1f}",
     ),
+    Row(
+        "extraction cost per session, `llm.draft_tokens = 4` (prompt-lookup drafts; not the default): model CPU-s /"
+        " wall s / tokens written",
+        "xcost",
+        (
+            "rows.llm.draft_tokens=4.model_cpu_s_per_session",
+            "rows.llm.draft_tokens=4.wall_s_mean",
+            "rows.llm.draft_tokens=4.tokens_out_per_session",
+        ),
+        fmt="{:.1f}",
+    ),
     # bench eval-dialog: what the product remembered (its store, filled by its memory manager, read by its
     # retrieval) first; the oracle memory (the script's profile and gold facts) beside it, labelled.
     Row(
