@@ -5,8 +5,10 @@ A JSON extraction copies much of what it writes: the user's words into its items
 and punctuation from its earlier items. After each token the draft is the continuation of the most
 recent earlier place where the last few tokens occurred (`RecentLookup`); llama-cpp-python evaluates
 the token and its draft in one batch, samples at each position, and keeps the draft up to the first
-token the model would not have picked. On 2 cores a batch of a few tokens costs little more than one
-token (the weights are read once per batch), so every accepted draft token is a step saved.
+token the model would not have picked. That pays only where a batch of a few tokens costs little more
+than one token. On 2 x86 cores it does not: a batch of 5 cost 2.7 times one token in the product,
+and an extraction accepted about 2.5 tokens a step, so drafts saved nothing and the setting is off by
+default (docs/benchmarks/xcost.md "Prompt-lookup drafts").
 
 Three things llama-cpp-python does for drafts that the product cannot afford, and what is done here:
 - It computes the logits of every prompt token (`logits_all`), needed only at drafted positions:
@@ -113,8 +115,7 @@ class Drafting:
 
     def begin(self) -> None:
         self.llm._logits_all = False  # the prompt: the logits of its last token only
-        self.draft.batched_tokens = 0
-        self.scores.reset()
+        self.draft.batched_tokens = 0  # the score rows are empty: the last completion's `end()` gave them back
         self._t0 = time.perf_counter()
 
     def end(self) -> None:
