@@ -37,6 +37,25 @@ class BenchOptions:
     report: Callable[[str], None] = field(default=lambda _text: None, repr=False, compare=False)
 
 
+def parse_settings(raw: str) -> dict[str, str]:
+    """'llm.n_threads=1,memory.model_pass=inline' -> {'llm.n_threads': '1', ...}: settings of the
+    product's configuration a benchmark runs with instead of its defaults (a labelled extra row)."""
+    settings: dict[str, str] = {}
+    for setting in raw.split(","):
+        if not setting.strip():
+            continue
+        key, eq, value = setting.strip().partition("=")
+        if not eq or key.count(".") != 1 or not value.strip():
+            raise InputError(f"a setting is section.key=value; got {setting.strip()!r}")
+        settings[key.strip()] = value.strip()
+    return settings
+
+
+def settings_environ(settings: dict[str, str]) -> dict[str, str]:
+    """The settings as the EGOMEM_SECTION__KEY variables `load_config(environ=...)` reads."""
+    return {f"EGOMEM_{k.split('.')[0].upper()}__{k.split('.')[1].upper()}": v for k, v in settings.items()}
+
+
 @dataclass
 class BenchResult:
     name: str

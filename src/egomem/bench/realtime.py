@@ -25,7 +25,9 @@ memory round waited for, so who is identified when does not depend on machine sp
 `--set seeds=0,1,2` runs one stream per seed (fresh store each) and reports each seed,
 the pooled figures and the spread. `--set llm=rules` (any registered LLM provider) runs
 memory extraction with that provider instead of the default (the local GGUF model); the
-provider used is recorded as `llm_provider`.
+provider used is recorded as `llm_provider`. `--set config=llm.n_threads=1,...` runs with those
+settings of the configuration (section.key=value) instead of the defaults, recorded as
+`config_settings` (a labelled extra row, never the default's).
 """
 
 from __future__ import annotations
@@ -45,11 +47,11 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from egomem.bench import BenchOptions, BenchResult, data_root, register
+from egomem.bench import BenchOptions, BenchResult, data_root, parse_settings, register, settings_environ
 from egomem.bench._turns import WrittenTurn, pool_turns, score_turns
 from egomem.bench._visits import Visit, pool, score_visits
 from egomem.config import Config, load_config
-from egomem.errors import InputError
+from egomem.errors import EgomemError, InputError
 from egomem.perception.audio import SAMPLE_RATE, load_audio
 from egomem.runtime.build import Models, Services, build_agent
 from egomem.runtime.memory_rounds import SessionHandled
@@ -448,10 +450,15 @@ def run(options: BenchOptions) -> BenchResult:
         raise InputError(f"--set seeds= expects integers separated by commas, drain= a number: {exc}") from exc
     if not seeds:
         raise InputError("--set seeds= names no seed")
+    settings = parse_settings(options.extra.get("config", ""))
     data = data_root(options)
     with tempfile.TemporaryDirectory() as tmp:
         llm = options.extra.get("llm")
-        cfg = load_config(data_dir=tmp, environ={"EGOMEM_LLM__PROVIDER": llm} if llm else {})
+        environ = settings_environ(settings) | ({"EGOMEM_LLM__PROVIDER": llm} if llm else {})
+        try:
+            cfg = load_config(data_dir=tmp, environ=environ)
+        except EgomemError as exc:
+            raise InputError(f"--set config=: {exc}") from exc
         models = Models(cfg)
         t_load = time.perf_counter()
         for m in (
@@ -488,6 +495,7 @@ def run(options: BenchOptions) -> BenchResult:
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "model_load_s": load_s,
         "llm_provider": cfg.llm.provider,
+        "config_settings": settings,  # what differs from the default configuration ({}: the default)
         "asr_provider": cfg.asr.provider,
         "trigger_provider": cfg.trigger.provider,
         "tts_provider": cfg.tts.provider,

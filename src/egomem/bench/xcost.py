@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from egomem.bench import BenchOptions, BenchResult, register
+from egomem.bench import BenchOptions, BenchResult, parse_settings, register, settings_environ
 from egomem.bench.convo.drive import run_transcript
 from egomem.bench.convo.score import Tally, metrics, score
 from egomem.config import Config, load_config
@@ -67,15 +67,8 @@ def parse_rows(raw: str | None, baseline: bool = True) -> list[dict[str, str]]:
     (unless `baseline` is False)."""
     rows: list[dict[str, str]] = [{}] if baseline else []
     for part in raw.split(";") if raw is not None else list(DEFAULT_ROWS):
-        if not part.strip():
-            continue
-        row: dict[str, str] = {}
-        for setting in part.split(","):
-            key, eq, value = setting.strip().partition("=")
-            if not eq or key.count(".") != 1 or not value.strip():
-                raise InputError(f"a row setting is section.key=value; got {setting.strip()!r}")
-            row[key.strip()] = value.strip()
-        if row not in rows:
+        row = parse_settings(part)
+        if row and row not in rows:
             rows.append(row)
     return rows
 
@@ -87,9 +80,7 @@ def label(row: dict[str, str]) -> str:
 def config_of(row: dict[str, str]) -> Config:
     """The product's configuration (its own defaults, the local LLM) with the row's settings."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("EGOMEM_LLM__", "EGOMEM_MEMORY__"))}
-    for key, value in row.items():
-        section, name = key.split(".")
-        env[f"EGOMEM_{section.upper()}__{name.upper()}"] = value
+    env.update(settings_environ(row))
     try:
         return load_config(environ=env)
     except EgomemError as exc:
