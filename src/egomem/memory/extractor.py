@@ -174,7 +174,7 @@ def _names_in_evidence(
     turns = [t.text.strip() for t in session.user_turns()]
     if not is_cased(" ".join(turns)):
         return items, []
-    judge = NameJudge([*session.known_names, *([session.user_name] if session.user_name else [])])
+    judge = NameJudge.of_session(session)
     kept, dropped = [], []
     for it in items:
         bad = [w for w in it.text.split() if it.kind == "name" and not _written_as_name(w, turns, judge)]

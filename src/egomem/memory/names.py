@@ -18,6 +18,10 @@ import re
 from collections.abc import Iterable
 from functools import cache
 from importlib import resources
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from egomem.memory.items import SessionText
 
 # Never names, whatever their case: what follows "I'm", "this is" or "my sister" in speech.
 COMMON = frozenset(
@@ -80,6 +84,11 @@ class NameJudge:
 
     def __init__(self, known: Iterable[str] = ()) -> None:
         self.known = {n.lower() for n in known if n and n.strip()}
+
+    @classmethod
+    def of_session(cls, session: SessionText) -> NameJudge:
+        """The judge of one session: the names memory knows and the user's own, if known."""
+        return cls([*session.known_names, *([session.user_name] if session.user_name else [])])
 
     def is_known(self, word: str) -> bool:
         return word.lower() in self.known

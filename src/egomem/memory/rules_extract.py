@@ -75,7 +75,7 @@ def _read_clause(clause: str, c: Collector, day: datetime, *, quiet: bool) -> No
 def extract_rules(session: SessionText) -> Extraction:
     """Items from the user's own turns; the assistant's turns are context, never a source."""
     day = datetime.fromtimestamp(session.start, UTC)
-    judge = NameJudge([*session.known_names, *([session.user_name] if session.user_name else [])])
+    judge = NameJudge.of_session(session)
     turns = session.user_turns()
     texts = [statements.clean(t.text) for t in turns]
     jokes = statements.joke_turns(texts)
