@@ -100,11 +100,17 @@ class LocalLLMConfig(ProviderConfig):
     # A packaged model name ("qwen2.5-coder-1.5b", "qwen2.5-coder-0.5b") or a local .gguf path.
     model: str = "qwen2.5-coder-1.5b"
     n_ctx: int = Field(default=4096, ge=512)
-    n_threads: int = Field(default=2, ge=1)
+    n_threads: int = Field(default=2, ge=1)  # answers a person waits on (ask, the cascaded dialog)
+    # The memory passes (extraction, the update agent) run in the background beside perception.
+    # On 2 cores one thread leaves perception a core and spends fewer CPU-s per session: a
+    # 2-thread model's threads spin at a barrier while their partner waits for a core
+    # (docs/benchmarks/xcost.md, `bench realtime --set config=llm.memory_threads=2`).
+    memory_threads: int = Field(default=1, ge=1)
     max_tokens: int = Field(default=768, ge=16)
     # Prompt-lookup speculative decoding: up to this many tokens copied from the prompt are
     # checked in one batch (quotes and names are copied from the transcript). 0 = off.
-    # Greedy output is unchanged; it costs a logits buffer of n_ctx x vocabulary floats.
+    # The answer may differ from the undrafted one (a batch's logits take another matmul path:
+    # docs/benchmarks/xcost.md), and it costs a logits buffer of n_ctx x vocabulary floats.
     draft_tokens: int = Field(default=0, ge=0, le=64)
     # Reuse of an evaluated prompt prefix across calls (llm/local.py): "context" (the prefix
     # shared with the previous call), "ram" (also a RAM cache of earlier calls' states), "off".

@@ -186,3 +186,19 @@ def test_the_grammar_checked_on_refusal_answers_what_the_grammar_in_the_chain_an
     # And the provider takes that path: the same answer through chat().
     llm.reset()
     assert provider.chat(messages, Extraction.model_json_schema(), "Extraction").content == answer
+
+
+def test_memory_runs_the_shared_model_on_its_own_threads_with_the_same_answer(provider: LocalLLMProvider) -> None:
+    # One model in RAM for answers (n_threads) and the background memory passes (memory_threads):
+    # each call sets its own threads, and the answer does not depend on them.
+    answering = LocalLLMProvider("qwen2.5-coder-1.5b", n_threads=2, memory_threads=1)
+    memory = answering.for_memory()
+    assert memory is not answering and memory._llm is answering._llm is provider._llm
+    assert (memory.n_threads, answering.n_threads) == (1, 2) and memory.usage is answering.usage
+    by_memory = memory.run("extract", SESSION, Extraction)
+    assert answering._llm.n_threads == 1
+    by_answering = answering.run("extract", SESSION, Extraction)
+    assert answering._llm.n_threads == 2
+    assert by_memory == by_answering
+    same = LocalLLMProvider("qwen2.5-coder-1.5b", n_threads=2, memory_threads=2)
+    assert same.for_memory() is same

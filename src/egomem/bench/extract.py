@@ -27,8 +27,8 @@ Extractors (`--set extractors=rules,local`, default both):
   data alone; `split=dev` takes them from conversations 2-5 instead, for choosing a recipe.
   `rules_same_sessions` scores the rules on exactly those sessions, and `local_model_only`
   the model's own items there (the same answer, without the rules' supplement, through the
-  same provenance checks). `llm_threads=K` sets the model's threads (the product's
-  `llm.n_threads`, default 2).
+  same provenance checks). `llm_threads=K` sets the model's threads for memory (the product's
+  `llm.memory_threads`, default 1).
 A session is one LoCoMo session: two extractions, one per speaker.
 """
 
@@ -230,18 +230,18 @@ def _run_rules(records: list[dict[str, Any]]) -> _Run:
 
 def _local_provider(threads: str | None) -> tuple[LLMProvider, int]:
     """The product's `local` LLM provider, built from the product's configuration
-    (`llm_threads` sets its `n_threads`, as `EGOMEM_LLM__N_THREADS` would)."""
+    as memory runs it (`llm_threads` sets its `memory_threads`, as `EGOMEM_LLM__MEMORY_THREADS` would)."""
     from egomem.config import load_config
     from egomem.providers import BuildContext, create
 
     env = {**os.environ, "EGOMEM_LLM__PROVIDER": "local"}
     if threads:
-        env["EGOMEM_LLM__N_THREADS"] = threads
+        env["EGOMEM_LLM__MEMORY_THREADS"] = threads
     cfg = load_config(environ=env)
-    provider: LLMProvider = create("llm", cfg.llm, BuildContext(cfg.data_dir))
+    provider: LLMProvider = create("llm", cfg.llm, BuildContext(cfg.data_dir)).for_memory()
     if provider.name != "local":
         raise EgomemError(f"the local LLM was replaced by {provider.name!r}")
-    return provider, int(getattr(cfg.llm, "n_threads", 0))
+    return provider, int(getattr(cfg.llm, "memory_threads", 0))
 
 
 def _run_local(

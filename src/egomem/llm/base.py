@@ -91,6 +91,11 @@ class LLMProvider(abc.ABC):
     def run(self, task: str, payload: BaseModel, schema: type[T]) -> T:
         """Answer `task` for `payload` as an instance of `schema`; raise LLMError on failure."""
 
+    def for_memory(self) -> LLMProvider:
+        """The provider for the background memory passes (extraction, updates): this one, unless
+        the backend runs them otherwise (the local model: `llm.memory_threads`)."""
+        return self
+
 
 @dataclass
 class ChatReply:

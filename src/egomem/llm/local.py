@@ -26,6 +26,7 @@ counters), so the reuse is measured, not assumed (`egomem bench xcost`).
 from __future__ import annotations
 
 import atexit
+import copy
 import importlib
 import json
 import threading
@@ -66,7 +67,7 @@ _NOT_FOR_GRAMMAR = frozenset({"title", "description", "default", "maxLength", "m
 _UNSET: Any = object()
 # A loaded model, its lock, and with `draft_tokens` its draft model and score rows (llm/drafts.py).
 _Loaded = tuple[Any, threading.Lock, tuple[RecentLookup, ScoreRows] | None]
-_MODELS: dict[tuple[str, int, int, int, bool], _Loaded] = {}
+_MODELS: dict[tuple[str, int, int, bool], _Loaded] = {}
 _MODELS_LOCK = threading.Lock()
 
 
@@ -91,7 +92,8 @@ def _load(
     prefix_cache: PrefixCache = "context",
     repack_weights: bool = False,
 ) -> _Loaded:
-    key = (str(path.resolve()), n_ctx, n_threads, draft_tokens, repack_weights)
+    # Not keyed by threads: one model serves answers and memory, each call setting its own threads.
+    key = (str(path.resolve()), n_ctx, draft_tokens, repack_weights)
     with _MODELS_LOCK:
         if key not in _MODELS:
             try:
@@ -173,6 +175,7 @@ class LocalLLMProvider(ChatProvider):
         data_dir: Path | None = None,
         n_ctx: int = 4096,
         n_threads: int = 2,
+        memory_threads: int | None = None,
         max_tokens: int = 768,
         draft_tokens: int = 0,
         prompt_version: int = PROMPT_VERSION,
@@ -187,6 +190,8 @@ class LocalLLMProvider(ChatProvider):
         self.model_name = str(model)
         self.model_path = resolve_model_path(self.model_name, data_dir)
         self.max_tokens = max_tokens
+        self.n_threads = n_threads
+        self.memory_threads = memory_threads or n_threads
         self.draft_tokens = draft_tokens
         self.prefix_cache = prefix_cache
         self._system_tokens: dict[str, int] = {}  # a few tasks' prompts, each a few KB
@@ -202,11 +207,26 @@ class LocalLLMProvider(ChatProvider):
             data_dir=ctx.data_dir,
             n_ctx=cfg.n_ctx,
             n_threads=cfg.n_threads,
+            memory_threads=cfg.memory_threads,
             max_tokens=cfg.max_tokens,
             draft_tokens=cfg.draft_tokens,
             prefix_cache=cfg.prefix_cache,
             repack_weights=cfg.repack_weights,
         )
+
+    def for_memory(self) -> LocalLLMProvider:
+        """This provider at `memory_threads`, sharing the loaded model (and its usage counters)."""
+        if self.memory_threads == self.n_threads:
+            return self
+        twin = copy.copy(self)
+        twin.n_threads = self.memory_threads
+        return twin
+
+    def _use_threads(self) -> None:
+        """The shared model computes this call with this provider's threads (under the model's lock)."""
+        if self._llm.n_threads != self.n_threads:
+            self._llm._ctx.set_n_threads(self.n_threads, self.n_threads)
+            self._llm.n_threads = self._llm.n_threads_batch = self.n_threads
 
     def render_payload(self, payload: BaseModel) -> str:
         return json.dumps(_compact(payload.model_dump(mode="json")), ensure_ascii=False)
@@ -234,6 +254,7 @@ class LocalLLMProvider(ChatProvider):
         self._check_fits(messages)
         try:
             with self._lock, self._drafting() as drafting:
+                self._use_threads()
                 before = perf_counters(self._llm)
                 if self.prefix_cache == "off":
                     self._llm.reset()  # forget the evaluated tokens: the whole prompt is computed
@@ -388,6 +409,7 @@ class LocalLLMProvider(ChatProvider):
         self.usage.calls += 1
         try:
             with self._lock, self._drafting() as drafting:
+                self._use_threads()
                 out = self._llm.create_chat_completion(
                     messages=messages,
                     temperature=0.0 if temperature is None else temperature,

@@ -24,7 +24,9 @@ from egomem.store.base import MemoryStore
 
 
 def memory_manager(config: MemoryConfig, store: MemoryStore, llm: LLMProvider, encoder: Encoder) -> MemoryManager:
-    """The memory manager the agent runs: `llm` extracts, `[memory] update_agent` plans updates."""
+    """The memory manager the agent runs: `llm` extracts (as its background passes run it:
+    `llm.memory_threads`), `[memory] update_agent` plans updates."""
+    llm = llm.for_memory()
     # A model's answer that fails validation is not retried forever: the rules answer that
     # session instead, and the episode records why (status done:fallback(<reason>)).
     fallback = None if isinstance(llm, RulesProvider) else RulesProvider()
