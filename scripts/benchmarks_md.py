@@ -373,7 +373,8 @@ SUMMARY: tuple[Row, ...] = (
         where=(("llm_provider", "rules"),),
     ),
     Row(
-        "extraction cost per session, default (local 1.5B, 2 threads; dev, 2 scenarios): model CPU-s / wall s /"
+        "extraction cost per session, default (local 1.5B, memory passes on 1 thread; dev, 2 scenarios): model"
+        " CPU-s / wall s /"
         " prompt tokens evaluated / tokens written",
         "xcost",
         (
@@ -392,6 +393,17 @@ SUMMARY: tuple[Row, ...] = (
             "rows.llm.draft_tokens=4.model_cpu_s_per_session",
             "rows.llm.draft_tokens=4.wall_s_mean",
             "rows.llm.draft_tokens=4.tokens_out_per_session",
+        ),
+        fmt="{:.1f}",
+    ),
+    Row(
+        "extraction cost per session, `llm.memory_threads = 2` (the memory passes on 2 threads, the default before"
+        " 2026-12-04): model CPU-s / wall s / tokens written",
+        "xcost",
+        (
+            "rows.llm.memory_threads=2.model_cpu_s_per_session",
+            "rows.llm.memory_threads=2.wall_s_mean",
+            "rows.llm.memory_threads=2.tokens_out_per_session",
         ),
         fmt="{:.1f}",
     ),

@@ -19,6 +19,7 @@ class _LlamaMock:
         self.fail = fail
         self.kwargs: dict[str, Any] = {}
         self.cache: object | None = object()
+        self.n_threads = 2  # the threads the provider below runs with: no switch to make
 
     def set_cache(self, cache: object | None) -> None:
         self.cache = cache
@@ -33,6 +34,7 @@ class _LlamaMock:
 def _provider(llm: _LlamaMock) -> LocalLLMProvider:
     p = object.__new__(LocalLLMProvider)
     p.usage, p.max_tokens, p._llm, p._lock, p._drafts = Usage(), 64, llm, threading.Lock(), None
+    p.n_threads = 2
     return p
 
 
