@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from egomem.config import ENV_PREFIX
 from egomem.errors import InputError
 from egomem_eval.data import data_root as eval_data_root
 from egomem_eval.record import Provenance, command_line
@@ -53,7 +54,7 @@ def parse_settings(raw: str) -> dict[str, str]:
 
 def settings_environ(settings: dict[str, str]) -> dict[str, str]:
     """The settings as the EGOMEM_SECTION__KEY variables `load_config(environ=...)` reads."""
-    return {f"EGOMEM_{k.split('.')[0].upper()}__{k.split('.')[1].upper()}": v for k, v in settings.items()}
+    return {ENV_PREFIX + "__".join(k.split(".")).upper(): v for k, v in settings.items()}
 
 
 @dataclass
