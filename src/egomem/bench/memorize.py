@@ -19,6 +19,7 @@ answer is the best evidence), scored per kind as `ask.<kind>.hit_at_k` and `.top
 
 from __future__ import annotations
 
+import resource
 import tempfile
 import time
 from collections.abc import Callable
@@ -149,6 +150,8 @@ def run(options: BenchOptions) -> BenchResult:
         "clips_per_s": round(straight["clips"] / straight["wall_s"], 3),
         "rtf": round(straight["wall_s"] / duration, 3),
         "cpu_s_per_recorded_min": round(straight["cpu_s"] / minutes, 1),
+        # Both runs in one process, models included (each clip's memory is written before the next).
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
         "resume_same_memory": memories["straight"] == memories["resumed"],
         # Stricter: every episode's span and transcript too (the facts can agree while a session
         # boundary moved by a step).

@@ -19,12 +19,17 @@ from egomem.perception.asr import Transcriber
 from egomem.perception.vad import SileroVAD
 from egomem.providers import BuildContext, create
 from egomem.retrieval.encoder import TextEncoder, default_encoder
+from egomem.runtime.heap import cap_malloc_arenas
 from egomem.runtime.memory_rounds import Trigger
 
 
 @dataclass
 class Models:
     config: Config
+
+    def __post_init__(self) -> None:
+        # Before the models start their thread pools and the agent its threads (runtime/heap.py).
+        cap_malloc_arenas()
 
     @cached_property
     def vad(self) -> SileroVAD:
