@@ -13,8 +13,14 @@ from egomem.identity.types import Identification, IdentityStatus
 from egomem.memory.extractor import MemoryExtractor
 from egomem.memory.items import ExtractedItem
 from egomem.memory.manager import MemoryManager
-from egomem.memory.polarity import asserts_what_ended, retraction_of, retracts_what_holds
+from egomem.memory.polarity import (
+    asserts_what_ended,
+    retraction_of,
+    retracts_what_holds,
+    retracts_what_the_session_holds,
+)
 from egomem.memory.rules_provider import RulesProvider
+from egomem.memory.statements import joke_turns
 from egomem.store.sqlite import SQLiteStore
 
 
@@ -131,3 +137,72 @@ def test_a_models_retraction_of_the_news_leaves_the_news(store: SQLiteStore, enc
     manager.process(_session("e2", said, at=T0 + 86400), known)
     now = _current(store, uid)
     assert "lives in Paris" in now and "lives in London" not in now
+
+
+# A dev scenario of `bench conversation` (dev 0), as the user said it.
+_JOKING_SESSION = [
+    "Good morning, Oscar here, nice to meet you.",
+    "I absolutely love gardening.",
+    "I'm actually a secret agent. Ha, no, just joking.",
+    "I always go to church every Sunday.",
+    "I can't stand cucumber.",
+    "I don't live in Portland any more, I moved to Barcelona.",
+    "I've lost interest in gardening.",
+]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["always goes to church every Sunday", "can't stand cucumber", "loves gardening when it holds"],
+)
+def test_a_retraction_of_what_another_turn_says_holds_is_caught(text: str) -> None:
+    turns = [t for t in _JOKING_SESSION if "lost interest" not in t] if "holds" in text else _JOKING_SESSION
+    text = text.replace(" when it holds", "")
+    # The model quoted the joke as the source: the check on the source alone misses it.
+    item = _item("fact", text, "Ha, no, just joking.", retract=True)
+    assert not retracts_what_holds(item)
+    assert retracts_what_the_session_holds(item, turns, joke_turns(turns))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "is a secret agent",  # said in a turn taken back
+        "lives in Portland",  # "any more"
+        "loves gardening",  # held in one turn, but "lost interest" in another
+        "lives in London",  # never mentioned: left to the update agent
+    ],
+)
+def test_a_retraction_the_session_bears_out_is_left_alone(text: str) -> None:
+    item = _item("fact", text, "Ha, no, just joking.", retract=True)
+    assert not retracts_what_the_session_holds(item, _JOKING_SESSION, joke_turns(_JOKING_SESSION))
+    assert not retracts_what_the_session_holds(_item("fact", text, "x"), _JOKING_SESSION, set())  # no retraction
+
+
+def test_a_models_retractions_after_a_joke_leave_what_the_rules_wrote(store: SQLiteStore, encoder: Any) -> None:
+    # The 1.5B model's answer to that session (dev 0 of bench conversation): the joke retracted, and
+    # with it things just said as holding, which the update agent then closed. It quotes sources
+    # loosely (measured on the same session: "is a big fan of baseball" quoting "I can't stand
+    # cucumber."), so each slip here quotes another line. A scripted stand-in model replays it
+    # (plumbing mock); the rules write first, as by default.
+    slips = [
+        {"kind": "fact", "text": "is a secret agent", "source_text": "Ha, no, just joking.", "retract": True},
+        {
+            "kind": "fact",
+            "text": "always goes to church every Sunday",
+            "source_text": "I can't stand cucumber.",
+            "retract": True,
+        },
+        {
+            "kind": "fact",
+            "text": "can't stand cucumber",
+            "source_text": "I always go to church every Sunday.",
+            "retract": True,
+        },
+    ]
+    manager = MemoryManager(store, ScriptedProvider(slips), encoder, fallback=RulesProvider())
+    uid = manager.process(_session("e1", *_JOKING_SESSION[:5])).user_id
+    assert uid
+    now = _current(store, uid)
+    assert any("church" in f for f in now) and any("cucumber" in f for f in now)
+    assert not any("secret agent" in f for f in now)

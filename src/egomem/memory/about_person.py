@@ -27,13 +27,19 @@ from dataclasses import dataclass
 from egomem.memory import statements
 from egomem.memory.assistant_subject import about_assistant, without_assistant
 from egomem.memory.items import ExtractedItem, SessionText
-from egomem.memory.polarity import asserts_what_ended, retraction_of, retracts_what_holds
+from egomem.memory.polarity import (
+    asserts_what_ended,
+    retraction_of,
+    retracts_what_holds,
+    retracts_what_the_session_holds,
+)
 from egomem.memory.wishes import is_plan_text, liking_from_wish
 
 ABOUT_ASSISTANT = "about the assistant, not the person"
 WISH_NOT_LIKING = "a wish or plan, not a liking"
 ENDED_NOT_HELD = "its source says this has ended"
 HELD_NOT_ENDED = "its source says this holds"
+SESSION_HOLDS = "the session says this holds"
 SAID_IN_JEST = "said in jest and taken back"
 
 
@@ -50,6 +56,7 @@ def check_items(items: list[ExtractedItem], session: SessionText) -> tuple[list[
     """The items to keep (in order, changed ones in place), and what was changed or dropped."""
     said = [t.text for t in session.user_turns()]
     sentences = [s for t in said for s in statements.sentences(t)]
+    taken_back = statements.joke_turns(said)
     kept: list[ExtractedItem] = []
     changed: list[Checked] = []
     texts = {(it.kind, it.text.strip().lower()) for it in items}
@@ -69,6 +76,9 @@ def check_items(items: list[ExtractedItem], session: SessionText) -> tuple[list[
             new = None
         elif retracts_what_holds(it):
             why = HELD_NOT_ENDED
+            new = None
+        elif retracts_what_the_session_holds(it, said, taken_back):
+            why = SESSION_HOLDS
             new = None
         elif it.kind == "preference" and is_plan_text(it.text):
             why = WISH_NOT_LIKING

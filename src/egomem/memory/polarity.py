@@ -9,7 +9,9 @@ negated item itself ("no longer makes cakes") is kept, and it also closes the fa
 The other way round, a small model sometimes marks as retracted what the person just said
 holds ("we moved to Paris last month" -> retract "moved to Paris"), which would close the very
 fact the session brought: a retraction whose source says it, word for word, with no ending or
-negative word in that clause, is dropped (`retracts_what_holds`).
+negative word in that clause, is dropped (`retracts_what_holds`). The model's quoted source is not
+always the line it retracts, so the same test runs over every turn of the session
+(`retracts_what_the_session_holds`).
 
 The check is narrow on purpose: only words that say a state *ended* ("no longer", "any more",
 "stopped", "quit", "gave up", "gone off", "lost interest", "used to") count, in a clause of the
@@ -23,6 +25,8 @@ import re
 
 from egomem.memory.items import ExtractedItem
 from egomem.memory.rules_update import content_stems
+from egomem.memory.statements import is_question
+from egomem.memory.wishes import states_a_wish
 
 _ENDED = re.compile(
     r"\b(?:no longer|any ?more|stopped|quit|gave up|given up|gone off|went off|lost (?:all )?interest|used to)\b",
@@ -91,3 +95,35 @@ def retracts_what_holds(item: ExtractedItem) -> bool:
     return any(
         what <= set(content_stems(c)) and not (_ENDED.search(c) or _LEAVING.search(c) or _negative(c)) for c in clauses
     )
+
+
+def retracts_what_the_session_holds(item: ExtractedItem, turns: list[str], taken_back: set[int]) -> bool:
+    """`retracts_what_holds` over every user turn of the session, not only the item's quoted source:
+    a retraction is dropped when a clause holds every word of the item with no ending, leaving or
+    negative word of its own (a negative word the item itself has, as in "can't stand cucumber", is
+    what is retracted, not a sign of retracting), in a turn the user did not take back
+    (`taken_back`: statements.joke_turns), and no clause that holds its words says the state ended,
+    was left, is not so, or was a joke. Found on the dev scenarios of `bench conversation`: after
+    "I'm actually a secret agent. Ha, no, just joking." the 1.5B model also retracted four things the
+    person had just said holding ("I always go to church every Sunday.", "I can't stand cucumber."),
+    quoting the joke as their source, and the update agent closed the two the rules had written."""
+    if item.kind not in ("fact", "preference") or not item.retract:
+        return False
+    stems = content_stems(item.text)
+    what, thing = set(stems), set(stems[1:] or stems)  # the whole item; what it is about, without its verb
+    if not what:
+        return False
+    own_negative = _negative(item.text)
+    holds = ended = False
+    for i, turn in enumerate(turns):
+        for clause in (c for c in _CLAUSES.split(turn) if c.strip()):
+            if is_question(clause) or states_a_wish(clause):  # says nothing of what holds now
+                continue
+            words = set(content_stems(clause))
+            # An ending names the thing in its own words ("lost interest in gardening" ends "loves gardening").
+            ending = i in taken_back or bool(_ENDED.search(clause) or _LEAVING.search(clause))
+            if thing <= words and (ending or (_negative(clause) and not own_negative)):
+                ended = True
+            elif what <= words and not ending:
+                holds = True
+    return holds and not ended

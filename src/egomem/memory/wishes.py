@@ -92,6 +92,12 @@ def _wish(sentence: str) -> tuple[str, str, str] | None:
     return None
 
 
+def states_a_wish(sentence: str) -> bool:
+    """Whether `sentence` says the person would like, wants or plans something ("I'd like to learn
+    tennis"): about a future, not what holds now."""
+    return _wish(sentence) is not None
+
+
 def plan_in(sentence: str, day: datetime | None = None) -> str | None:
     """The wish or plan `sentence` states, as a fact ("wants to learn to play tennis"); None when
     it states none, or only a wish under a condition or with no goal in it. With the session's
