@@ -8,12 +8,14 @@ of an identification and events after a database restart can all be read from on
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
 import sys
 import threading
 import time
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -69,6 +71,15 @@ class Worker:
                 self.proc.kill()
                 self.proc.wait(10)
         return code
+
+    def peak_rss_mb(self) -> float | None:
+        """The worker's peak resident memory so far (VmHWM; None where /proc cannot tell)."""
+        try:
+            status = Path(f"/proc/{self.proc.pid}/status").read_text()
+        except OSError:
+            return None
+        kb = next((line.split()[1] for line in status.splitlines() if line.startswith("VmHWM:")), None)
+        return None if kb is None else round(int(kb) / 1024, 1)
 
     def log_lines(self, *needles: str) -> list[str]:
         """The log's lines that contain any of `needles`."""
@@ -154,23 +165,80 @@ def keeps_up(runs: list[DeviceRun], duration_s: float, max_backlog_s: float) -> 
     }
 
 
+def queue_status(url: str, key: str) -> dict[str, Any]:
+    """The tenant's memory-writing queue as the service reports it (`GET /api/v1/memory/queue`)."""
+    http = url.replace("ws://", "http://", 1)
+    req = urllib.request.Request(f"{http}/api/v1/memory/queue", headers={"Authorization": f"Bearer {key}"})
+    with urllib.request.urlopen(req, timeout=30) as resp:
+        return dict(json.loads(resp.read()))
+
+
+def drain_queue(url: str, key: str, timeout_s: float) -> dict[str, Any]:
+    """The queue at the end of the streams, then polled until its backlog (the model's refining passes
+    included) is empty or `timeout_s` passed: what was left, how long it took, and the lag figures
+    (session end -> memory committed, over the tenant's recent jobs) once drained."""
+    t0 = time.perf_counter()
+    at_end = queue_status(url, key)
+    now = at_end
+    while now["backlog"] > 0 and time.perf_counter() - t0 < timeout_s:
+        time.sleep(0.5)
+        now = queue_status(url, key)
+    return {
+        "memory_backlog_end_of_stream": at_end["backlog"],
+        "refine_backlog_end_of_stream": at_end["refine_backlog"],
+        "memory_backlog_after_drain": now["backlog"],
+        "drain_s": round(time.perf_counter() - t0, 1),
+        "drained": now["backlog"] == 0,
+        "memory_lag_s_p50": now["lag_p50_s"],
+        "memory_lag_s_p95": now["lag_p95_s"],
+        "refine_lag_s_p50": now["refine_lag_p50_s"],
+        "refine_lag_s_p95": now["refine_lag_p95_s"],
+        "memory_jobs_failed": now["failed"],
+        "memory_jobs_fallbacks": now["fallbacks"],
+    }
+
+
 def capacity(
-    urls: list[str], key: str, rec: Recording, max_devices: int, max_backlog_s: float
+    urls: list[str], key: str, rec: Recording, max_devices: int, max_backlog_s: float, *, drain_timeout_s: float = 600.0
 ) -> tuple[dict[str, Any], list[list[Any]], int | None]:
     """Devices 1, 2, ... (round-robin over `urls`) until they are no longer served in real time.
-    Returns the figures by device count, table rows, and the count that fell behind (None: none did)."""
+    After each round the memory queue is drained (the next round starts with none of this one's
+    work left) and what it held is recorded. Returns the figures by device count, table rows, and
+    the count that fell behind (None: none did)."""
     by_devices: dict[str, Any] = {}
     rows: list[list[Any]] = []
     for n in range(1, max_devices + 1):
         runs = run_devices([urls[i % len(urls)] for i in range(n)], key, rec)
         m = keeps_up(runs, rec.duration_s, max_backlog_s)
+        m.update(drain_queue(urls[0], key, drain_timeout_s))  # one tenant: every worker writes its queue
         by_devices[str(n)] = m
         done = "-" if m["done_after_end_s_max"] is None else m["done_after_end_s_max"]
         completed, ok = f"{m['sessions_completed']}/{n}", "yes" if m["keeps_up"] else "no"
-        rows.append([n, m["event_lag_s_p50"], m["event_lag_s_p95"], done, completed, ok])
+        drained = m["drain_s"] if m["drained"] else f"> {drain_timeout_s:g}"
+        rows.append(
+            [
+                n,
+                m["event_lag_s_p50"],
+                m["event_lag_s_p95"],
+                done,
+                m["memory_backlog_end_of_stream"],
+                drained,
+                completed,
+                ok,
+            ]
+        )
         if not m["keeps_up"]:
             return by_devices, rows, n
     return by_devices, rows, None
 
 
-CAPACITY_HEADER = ["devices", "lag p50 s", "lag p95 s", "END->done s", "completed", "real time"]
+CAPACITY_HEADER = [
+    "devices",
+    "lag p50 s",
+    "lag p95 s",
+    "END->done s",
+    "memory backlog at done",
+    "drained in s",
+    "completed",
+    "real time",
+]

@@ -14,12 +14,20 @@ The straight run's memory is then asked questions whose answers the stream's scr
 was there at a given minute) through the product's `Asker` without a language model (the
 answer is the best evidence), scored per kind as `ask.<kind>.hit_at_k` and `.top1`.
 
+Memory lag and backlog as `egomem memorize` has them: each clip's memory (the model's passes
+included) is written before the next clip starts, so a session's memory is committed at most one
+clip's processing time after perception reached its end; the clips' wall times (p50 / p95 / max)
+are that bound, and the store's queue after the straight run says whether anything was left
+waiting, failed or fell back to the rules. A lag on the recording's own clock is not defined (the
+run is not paced by it).
+
 `--set llm=rules` (any registered LLM provider) and `--set clip=30` choose the run.
 """
 
 from __future__ import annotations
 
 import resource
+import statistics
 import tempfile
 import time
 from collections.abc import Callable
@@ -94,6 +102,12 @@ def _stop_after(n: int) -> tuple[Callable[[Progress, ClipDone | None], None], Ca
     return on_clip, lambda: len(done) >= n
 
 
+def _percentile(sorted_values: list[float], q: float) -> float:
+    """Nearest-rank percentile of an ascending list (a few dozen clips: no interpolation)."""
+    rank = max(1, round(q / 100 * len(sorted_values)))
+    return sorted_values[min(rank, len(sorted_values)) - 1]
+
+
 @register("memorize")
 def run(options: BenchOptions) -> BenchResult:
     minutes = float(options.extra.get("minutes", 2.0 if options.quick else 10.0))
@@ -139,6 +153,8 @@ def run(options: BenchOptions) -> BenchResult:
                 llm_provider = cfg.llm.provider
                 if name == "straight":
                     asked = ask_script(store, cfg, lines)
+                    queue = store.job_stats(time.time())
+                    clip_walls = sorted(c.wall_s for c in prog.clips)
             finally:
                 store.close()
     duration = minutes * 60
@@ -152,6 +168,15 @@ def run(options: BenchOptions) -> BenchResult:
         "cpu_s_per_recorded_min": round(straight["cpu_s"] / minutes, 1),
         # Both runs in one process, models included (each clip's memory is written before the next).
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+        # The bound on memory lag (see the module's doc) and the queue once the straight run returned.
+        "clip_wall_s_p50": round(statistics.median(clip_walls), 1),
+        "clip_wall_s_p95": round(_percentile(clip_walls, 95), 1),
+        "clip_wall_s_max": round(clip_walls[-1], 1),
+        "memory_backlog_end": queue.backlog,
+        "refine_backlog_end": queue.refine_backlog,
+        "memory_jobs_done": queue.done,
+        "memory_jobs_failed": queue.failed,
+        "memory_jobs_fallbacks": queue.fallbacks,
         "resume_same_memory": memories["straight"] == memories["resumed"],
         # Stricter: every episode's span and transcript too (the facts can agree while a session
         # boundary moved by a step).
@@ -189,6 +214,10 @@ def run(options: BenchOptions) -> BenchResult:
             f"RTF {metrics['rtf']} (wall / recorded; machine load in the envelope), "
             f"{metrics['cpu_s_per_recorded_min']} CPU-s per recorded minute; "
             f"stopped half way and resumed: {'same' if metrics['resume_same_memory'] else 'DIFFERENT'} memory, "
-            f"{'same' if metrics['resume_same_episodes'] else 'DIFFERENT'} episodes"
+            f"{'same' if metrics['resume_same_episodes'] else 'DIFFERENT'} episodes",
+            f"memory lag <= one clip's processing: clip wall p50 {metrics['clip_wall_s_p50']} s, "
+            f"p95 {metrics['clip_wall_s_p95']} s; queue at the end: backlog {queue.backlog}, "
+            f"{queue.done} jobs done, {queue.failed} failed, {queue.fallbacks} answered by the rules",
+            f"peak RSS {metrics['peak_rss_mb']} MB (both runs' models in one process)",
         ],
     )

@@ -8,7 +8,11 @@ device started streaming minus the stream time the event is about, for `heard` a
 then transcribed — and the time from END to the server's `done`. N devices are served in
 real time when every session is finished (final memory round included) within
 `max_backlog_s` (default 10 s) of the device's END and the p95 event lag is at most 3 s
-(the issue's target). Bounded: at most `max_devices` (default 4) devices, one recording each.
+(the issue's target). After each round the server's memory-writing queue (`GET /api/v1/memory/queue`)
+is read at the devices' `done` (backlog, the model's refining passes included) and polled until it
+drains (`drain_timeout_s`, default 600): backlog then, drain time, memory lag p50/p95 (session end ->
+memory committed, over the tenant's jobs so far) and failures; the worker's peak RSS is read from
+/proc at the end. Bounded: at most `max_devices` (default 4) devices, one recording each.
 `--set llm=rules` (any registered LLM provider) starts the server with that provider for
 memory extraction instead of the default (the local GGUF model); recorded as `llm_provider`.
 
@@ -64,7 +68,12 @@ def _one_worker(options: BenchOptions) -> BenchResult:
         try:
             worker.wait_up()
             stream_device(worker.url, key, rec)  # warm-up (the server loads its models); --fast stalls: a bug
-            by_devices, rows, behind_at = capacity([worker.url], key, rec, max_devices, max_backlog)
+            drain_timeout = float(options.extra.get("drain_timeout_s", 600.0))
+            by_devices, rows, behind_at = capacity(
+                [worker.url], key, rec, max_devices, max_backlog, drain_timeout_s=drain_timeout
+            )
+            # models, the warm-up and every round in it (one server process)
+            metrics["server_peak_rss_mb"] = worker.peak_rss_mb()
         finally:
             worker.stop()
     metrics["by_devices"] = by_devices
@@ -78,5 +87,8 @@ def _one_worker(options: BenchOptions) -> BenchResult:
     notes = [
         "lag = wall time since the device started minus the stream time of the event (heard / memchunk)",
         f"server in its own process on 127.0.0.1; falls behind at {behind_at or f'> {max_devices}'} device(s)",
+        "memory backlog: sessions waiting or being written (the model's passes included) when the last device's "
+        "`done` came; drained: until none were",
+        f"server peak RSS {metrics['server_peak_rss_mb']} MB",
     ]
     return BenchResult("serve", metrics, [table], notes)
