@@ -8,14 +8,12 @@ of an identification and events after a database restart can all be read from on
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import subprocess
 import sys
 import threading
 import time
-import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from egomem.errors import EgomemError
-from egomem.server.client import stream_recording
+from egomem.server.client import queue_status, stream_recording
 from egomem.stream.sources import Recording
 
 # The issue's target for a device served in real time.
@@ -163,14 +161,6 @@ def keeps_up(runs: list[DeviceRun], duration_s: float, max_backlog_s: float) -> 
         "sessions_completed": len(done),
         "keeps_up": ok,
     }
-
-
-def queue_status(url: str, key: str) -> dict[str, Any]:
-    """The tenant's memory-writing queue as the service reports it (`GET /api/v1/memory/queue`)."""
-    http = url.replace("ws://", "http://", 1)
-    req = urllib.request.Request(f"{http}/api/v1/memory/queue", headers={"Authorization": f"Bearer {key}"})
-    with urllib.request.urlopen(req, timeout=30) as resp:
-        return dict(json.loads(resp.read()))
 
 
 def drain_queue(url: str, key: str, timeout_s: float) -> dict[str, Any]:

@@ -18,8 +18,9 @@ Memory lag and backlog as `egomem memorize` has them: each clip's memory (the mo
 included) is written before the next clip starts, so a session's memory is committed at most one
 clip's processing time after perception reached its end; the clips' wall times (p50 / p95 / max)
 are that bound, and the store's queue after the straight run says whether anything was left
-waiting, failed or fell back to the rules. A lag on the recording's own clock is not defined (the
-run is not paced by it).
+waiting, failed or fell back to the rules (`memory_fallbacks.<reason>`: how many jobs the rules
+answered for each reason the model's pass gave up). A lag on the recording's own clock is not
+defined (the run is not paced by it).
 
 `--set llm=rules` (any registered LLM provider) and `--set clip=30` choose the run.
 """
@@ -27,13 +28,14 @@ run is not paced by it).
 from __future__ import annotations
 
 import resource
-import statistics
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import soundfile as sf
 from PIL import Image
 
@@ -102,12 +104,6 @@ def _stop_after(n: int) -> tuple[Callable[[Progress, ClipDone | None], None], Ca
     return on_clip, lambda: len(done) >= n
 
 
-def _percentile(sorted_values: list[float], q: float) -> float:
-    """Nearest-rank percentile of an ascending list (a few dozen clips: no interpolation)."""
-    rank = max(1, round(q / 100 * len(sorted_values)))
-    return sorted_values[min(rank, len(sorted_values)) - 1]
-
-
 @register("memorize")
 def run(options: BenchOptions) -> BenchResult:
     minutes = float(options.extra.get("minutes", 2.0 if options.quick else 10.0))
@@ -154,7 +150,8 @@ def run(options: BenchOptions) -> BenchResult:
                 if name == "straight":
                     asked = ask_script(store, cfg, lines)
                     queue = store.job_stats(time.time())
-                    clip_walls = sorted(c.wall_s for c in prog.clips)
+                    fallback_reasons = Counter(job.fallback for job in store.list_jobs() if job.fallback)
+                    clip_walls = [c.wall_s for c in prog.clips]
             finally:
                 store.close()
     duration = minutes * 60
@@ -169,14 +166,17 @@ def run(options: BenchOptions) -> BenchResult:
         # Both runs in one process, models included (each clip's memory is written before the next).
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
         # The bound on memory lag (see the module's doc) and the queue once the straight run returned.
-        "clip_wall_s_p50": round(statistics.median(clip_walls), 1),
-        "clip_wall_s_p95": round(_percentile(clip_walls, 95), 1),
-        "clip_wall_s_max": round(clip_walls[-1], 1),
+        # Linear interpolation between ranks (numpy's default, as everywhere in the benches).
+        "clip_wall_s_p50": round(float(np.percentile(clip_walls, 50)), 1),
+        "clip_wall_s_p95": round(float(np.percentile(clip_walls, 95)), 1),
+        "clip_wall_s_max": round(max(clip_walls), 1),
         "memory_backlog_end": queue.backlog,
         "refine_backlog_end": queue.refine_backlog,
         "memory_jobs_done": queue.done,
         "memory_jobs_failed": queue.failed,
         "memory_jobs_fallbacks": queue.fallbacks,
+        # Why the rules answered a job (the model's error or the guard that cut its answer), per reason.
+        **{f"memory_fallbacks.{why}": n for why, n in sorted(fallback_reasons.items())},
         "resume_same_memory": memories["straight"] == memories["resumed"],
         # Stricter: every episode's span and transcript too (the facts can agree while a session
         # boundary moved by a step).

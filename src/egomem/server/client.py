@@ -3,7 +3,9 @@
     egomem client day1.mp4 --url ws://127.0.0.1:8765 --key egm_...
 
 Audio goes in 80 ms LISTEN frames, video as JPEG at the recording's sampled frame rate,
-at wall-clock pace (or as fast as the server takes it with --fast).
+at wall-clock pace (or as fast as the server takes it with --fast). `queue_status` reads the
+tenant's memory-writing queue (backlog, lag, failures), as an operator's script or a fleet's
+monitor would.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ import io
 import json
 import threading
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable
 from typing import Any
 
@@ -94,3 +98,23 @@ def stream_recording(
         why = f"close code {ws.close_code}, reason {ws.close_reason!r}" if ws.close_code else "no answer in 600 s"
         raise InputError(f"{url} ended the stream without finishing the session ({why})")
     return events
+
+
+def queue_status(url: str, key: str, *, timeout_s: float = 30.0) -> dict[str, Any]:
+    """The tenant's memory-writing queue as the service reports it (`GET /api/v1/memory/queue`):
+    backlog, failures, answers by the rules, and lag (session end -> memory committed). `url` is
+    the service's address, ws:// or http://."""
+    base = url.rstrip("/").replace("ws://", "http://", 1).replace("wss://", "https://", 1)
+    req = urllib.request.Request(f"{base}/api/v1/memory/queue", headers={"Authorization": f"Bearer {key}"})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout_s) as resp:
+            body = json.loads(resp.read())
+    except urllib.error.HTTPError as exc:  # before URLError: it is one
+        raise InputError(f"{base} refused the queue request: HTTP {exc.code} {exc.reason}") from exc
+    except (urllib.error.URLError, OSError) as exc:
+        raise InputError(f"cannot reach {base}: {exc}") from exc
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{base} answered the queue request with something other than JSON") from exc
+    if not isinstance(body, dict) or "backlog" not in body:
+        raise InputError(f"{base} answered the queue request without a backlog: not an egomem service?")
+    return dict(body)
