@@ -27,6 +27,10 @@ def test_bench_store_quick(backend: str, tmp_path: Path) -> None:
         assert m[f"{b}_200_recall_at_5"] >= 0.9
         assert 0 < m[f"{b}_200_ident_p50_ms"] <= m[f"{b}_200_ident_p95_ms"]
         assert m[f"{b}_200_ident_top1_agree"] >= 0.9
+        # where the cell's wall time went, part by part
+        phases = {k.removeprefix(f"{b}_200_phase_"): v for k, v in m.items() if k.startswith(f"{b}_200_phase_")}
+        parts = ("open", "keys", "load_and_index", "read_back", "exact", "search_and_identify", "writes", "close")
+        assert set(phases) == {f"{p}_s" for p in parts} and all(v >= 0 for v in phases.values())
     assert m["sqlite_200_recall_at_5"] == 1.0  # exact search
     assert ("postgres" in m["backends"]) == (backend == "postgres")
     if backend == "postgres":  # identification again at ef_search 40, on the same keys
@@ -77,6 +81,7 @@ def test_bench_store_keeps_a_schema_and_measures_it_again(tmp_path: Path) -> Non
         run_bench("store", again)
         second = json.loads((tmp_path / "b.json").read_text())["metrics"]
         assert "postgres_300_load_s" not in second and "postgres_300_index_s" not in second  # nothing loaded
+        assert "postgres_300_phase_load_and_index_s" not in second and "postgres_300_phase_exact_s" in second
         assert second["postgres_300_ident_top1_agree"] >= 0.9
         with pytest.raises(InputError, match="does not hold"):  # another size's keys are not in it
             run_bench("store", BenchOptions(quick=True, extra={**extra, "sizes": "299", "schema": schema}))

@@ -37,6 +37,11 @@ notes and as `postgres_N_schema`); `--set schema=NAME` measures such a kept sche
 without loading or indexing (one size, backends=postgres; it checks that the schema holds
 this size's keys), so that a change to the search path is measured at 1M without another
 half-hour HNSW build. Drop a kept schema yourself when done (DROP SCHEMA NAME CASCADE).
+
+Each cell also records where its wall time went (`<backend>_<N>_phase_<part>_s`: opening the store,
+making the keys, loading and indexing, reading the keys back, exact search, the timed searches and
+identifications with the sweep, the writes, closing or dropping the schema), and the run the time
+taken to describe the real face photos (`phase_real_descriptors_s`).
 """
 
 from __future__ import annotations
@@ -113,6 +118,16 @@ def _dsn(options: BenchOptions) -> str:
     if "dsn" in options.extra:  # `--set dsn=` (empty): SQLite only
         return options.extra["dsn"]
     return os.environ.get("EGOMEM_STORE__DSN") or os.environ.get("EGOMEM_TEST_PG_DSN", "")
+
+
+@contextlib.contextmanager
+def _phase(m: dict[str, float], name: str) -> Iterator[None]:
+    """Wall seconds of one part of a cell's run, as `phase_<name>_s`: where a long run's time went."""
+    t0 = time.perf_counter()
+    try:
+        yield
+    finally:
+        m[f"phase_{name}_s"] = round(time.perf_counter() - t0, 1)
 
 
 def _pct(samples: list[float]) -> tuple[float, float]:
@@ -292,10 +307,15 @@ def _measure(
     reuse: bool = False,
 ) -> dict[str, float]:
     n_queries, n_writes = counts
-    centres = keys.people(n, rng)
+    m: dict[str, float] = {}
+    with _phase(m, "keys"):
+        centres = keys.people(n, rng)
     # A kept schema was loaded and indexed by an earlier run with the same size and seed: no load figures.
-    m: dict[str, float] = {} if reuse else _bulk_load(store, n, centres, build_mem_mb)
-    key_ids = _loaded_keys(store, n, centres, reuse)
+    if not reuse:
+        with _phase(m, "load_and_index"):
+            m.update(_bulk_load(store, n, centres, build_mem_mb))
+    with _phase(m, "read_back"):
+        key_ids = _loaded_keys(store, n, centres, reuse)
     users = [f"u_{i:016x}" for i in range(n)]  # the bulk load inserted keys in user order
 
     search_s, hits, top1 = [], 0, 0
@@ -305,30 +325,32 @@ def _measure(
     dev = [keys.query(centres[target], dev_rng) for target in dev_rng.integers(0, n, n_queries)]
 
     # Exact search once per query (a million keys: ~0.1 s each), shared by every pass and breadth.
-    exact = [exact_nearest(key_ids, users, centres, query, K, "l2") for query in queries]
-    exact_dev = [exact_nearest(key_ids, users, centres, query, 1, "l2")[0].user_id for query in dev]
+    with _phase(m, "exact"):
+        exact = [exact_nearest(key_ids, users, centres, query, K, "l2") for query in queries]
+        exact_dev = [exact_nearest(key_ids, users, centres, query, 1, "l2")[0].user_id for query in dev]
 
     def identify(on: MemoryStore) -> dict[str, float]:
         warm = _measure_identify(on, dev, exact_dev)
         test = _measure_identify(on, queries, [w[0].user_id for w in exact])
         return {"dev_top1_agree": warm["ident_top1_agree"], **test}
 
-    for query in dev:  # warm-up, untimed
-        nearest_keys(store, Modality.FACE, query, K)
-    for query, want in zip(queries, exact, strict=True):
-        t0 = time.perf_counter()
-        got = nearest_keys(store, Modality.FACE, query, K)
-        search_s.append(time.perf_counter() - t0)
-        hits += len({g.key_id for g in got} & {w.key_id for w in want})
-        top1 += bool(got) and got[0].key_id == want[0].key_id
-    m["search_p50_ms"], m["search_p95_ms"] = _pct(search_s)
-    m["recall_at_5"] = hits / (K * n_queries)
-    m["top1_agree"] = top1 / n_queries  # the nearest key is what identification thresholds
-    m.update(identify(store))
-    reopen, breadths = sweep
-    m.update(_sweep(reopen, breadths, identify))
-    if reopen is not None:
-        m.update(_choose_ef(m, getattr(store, "ef_search", None), breadths))
+    with _phase(m, "search_and_identify"):
+        for query in dev:  # warm-up, untimed
+            nearest_keys(store, Modality.FACE, query, K)
+        for query, want in zip(queries, exact, strict=True):
+            t0 = time.perf_counter()
+            got = nearest_keys(store, Modality.FACE, query, K)
+            search_s.append(time.perf_counter() - t0)
+            hits += len({g.key_id for g in got} & {w.key_id for w in want})
+            top1 += bool(got) and got[0].key_id == want[0].key_id
+        m["search_p50_ms"], m["search_p95_ms"] = _pct(search_s)
+        m["recall_at_5"] = hits / (K * n_queries)
+        m["top1_agree"] = top1 / n_queries  # the nearest key is what identification thresholds
+        m.update(identify(store))
+        reopen, breadths = sweep
+        m.update(_sweep(reopen, breadths, identify))
+        if reopen is not None:
+            m.update(_choose_ef(m, getattr(store, "ef_search", None), breadths))
 
     picks = iter(rng.integers(0, n, n_queries))
 
@@ -346,9 +368,10 @@ def _measure(
             store.add_key(u.id, Modality.FACE, rng.normal(0, 0.2, DIM), MODEL)
             store.add_fact(Fact(user_id=u.id, text="met at the bench"))
 
-    t0 = time.perf_counter()
-    write_s = _timed(write, n_writes)
-    m["writes_per_s"] = n_writes / (time.perf_counter() - t0)
+    with _phase(m, "writes"):
+        t0 = time.perf_counter()
+        write_s = _timed(write, n_writes)
+        m["writes_per_s"] = n_writes / (time.perf_counter() - t0)
     m["write_p50_ms"], m["write_p95_ms"] = _pct(write_s)
     return m
 
@@ -365,6 +388,7 @@ def run(options: BenchOptions) -> BenchResult:
         backends = [b for b in backends if b in options.extra["backends"].split(",")]
         if not backends:
             raise InputError("--set backends= names none of the available backends (sqlite; postgres with a DSN)")
+    t0 = time.perf_counter()
     keys = _Keys(options.extra.get("keys", "gaussian"), options)
     build_mem_mb = _int_option(options, "build_mem_mb", 0) or None
     ef_sweep = _int_list(options, "ef_sweep")
@@ -375,6 +399,7 @@ def run(options: BenchOptions) -> BenchResult:
     metrics["keys"] = keys.kind
     if keys.real is not None:
         metrics["real_descriptors"], metrics["real_people"] = len(keys.real[1]), len(set(keys.real[1]))
+        metrics["phase_real_descriptors_s"] = round(time.perf_counter() - t0, 1)
     if build_mem_mb:
         metrics["pg_build_mem_mb"] = build_mem_mb
     if ef_sweep:
@@ -388,12 +413,17 @@ def run(options: BenchOptions) -> BenchResult:
     rows: list[list[Any]] = []
     for n in sizes:
         for backend in backends:
+            t0 = time.perf_counter()
             with _open(backend, dsn, ef_search, schema, keep) as (store, reopen):
+                opened_s = time.perf_counter() - t0
                 rng = np.random.default_rng(n)
                 sweep = (reopen, ef_sweep)
                 m = _measure(store, n, (n_queries, n_writes), keys, rng, build_mem_mb, sweep, schema is not None)
                 if backend == "postgres" and (keep or schema):
                     metrics[f"postgres_{n}_schema"] = getattr(store, "schema", "")
+                t0 = time.perf_counter()
+            m["phase_open_s"] = round(opened_s, 1)
+            m["phase_close_s"] = round(time.perf_counter() - t0, 1)  # a fresh schema is dropped here
             metrics.update({f"{backend}_{n}_{k}": v for k, v in m.items()})
             cells = ["search_p50_ms", "search_p95_ms", "top1_agree", "recall_at_5", "read_p50_ms", "read_p95_ms"]
             cells += ["ident_p50_ms", "ident_p95_ms", "ident_top1_agree", "ident_start_s"]
