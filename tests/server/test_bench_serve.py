@@ -6,10 +6,8 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
 import pytest
@@ -17,6 +15,8 @@ import pytest
 from egomem.bench import BenchOptions, run_bench
 from egomem.bench._servers import Worker, drain_queue
 from egomem.errors import InputError
+
+from .conftest import stand_in_endpoint
 
 PG_DSN = os.environ.get("EGOMEM_TEST_PG_DSN", "")
 
@@ -55,25 +55,13 @@ def queue_server() -> Iterator[tuple[str, list[str]]]:
     it keeps the Authorization headers it was sent."""
     backlogs, auth = [2, 1], []
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            assert self.path == "/api/v1/memory/queue"
-            auth.append(self.headers.get("Authorization", ""))
-            body = json.dumps(_queue_body(backlogs.pop(0) if backlogs else 0)).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.end_headers()
-            self.wfile.write(body)
+    def answer(path: str, header: str) -> tuple[int, bytes]:
+        assert path == "/api/v1/memory/queue"
+        auth.append(header)
+        return 200, json.dumps(_queue_body(backlogs.pop(0) if backlogs else 0)).encode()
 
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = HTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"ws://127.0.0.1:{server.server_port}", auth
-    finally:
-        server.shutdown()
+    with stand_in_endpoint(answer) as port:
+        yield f"ws://127.0.0.1:{port}", auth
 
 
 def test_drain_queue_reads_the_backlog_at_the_end_and_waits_until_it_is_empty(

@@ -6,43 +6,30 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 
 from egomem.errors import InputError
 from egomem.server.client import queue_status
 
+from .conftest import stand_in_endpoint
+
 
 @pytest.fixture
 def stand_in() -> Iterator[tuple[str, list[str]]]:
     """Answers key "good" with a queue body, "bad" with 401, "junk" with text that is not JSON;
-    keeps the Authorization headers and paths it was sent."""
+    keeps the paths and Authorization headers it was sent."""
     seen: list[str] = []
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            auth = self.headers.get("Authorization", "")
-            seen.append(f"{self.path} {auth}")
-            if auth == "Bearer bad":
-                self.send_error(401, "Unauthorized")
-                return
-            body = b"<html>" if auth == "Bearer junk" else json.dumps({"backlog": 3, "failed": 1}).encode()
-            self.send_response(200)
-            self.end_headers()
-            self.wfile.write(body)
+    def answer(path: str, auth: str) -> tuple[int, bytes]:
+        seen.append(f"{path} {auth}")
+        if auth == "Bearer bad":
+            return 401, b"{}"
+        return 200, b"<html>" if auth == "Bearer junk" else json.dumps({"backlog": 3, "failed": 1}).encode()
 
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = HTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"127.0.0.1:{server.server_port}", seen
-    finally:
-        server.shutdown()
+    with stand_in_endpoint(answer) as port:
+        yield f"127.0.0.1:{port}", seen
 
 
 def test_queue_status_reads_the_tenants_queue_with_its_key(stand_in: tuple[str, list[str]]) -> None:
