@@ -20,10 +20,17 @@ A result is stale when any of those files differs between the commit its run rec
 the working tree: BENCHMARKS.md then says which files changed, so no row rests on a run
 older than its code without saying so. Compared with the working tree, not HEAD, so that a
 commit which changes measured code carries a BENCHMARKS.md that already says so.
+
+A Python file counts as changed when its code changed: one whose syntax tree is the same once
+its docstrings are set aside (comments and layout never reach the tree) ran the same code, so an
+edited comment does not send a day of benchmarks back to the queue. Where a module reads
+docstrings as data (`__doc__`, or functions registered as MCP tools, whose docstrings are the
+tool descriptions a client's model reads), its docstrings count as code.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 import subprocess
 from dataclasses import dataclass
@@ -38,6 +45,8 @@ _TARGET = re.compile(r"[\"'](egomem\.[a-z_.]+):[A-Za-z_]+[\"']")
 _BUILDS = re.compile(r"\bcreate(_provider)?\(")
 # A module that starts product code in another process (`bench serve`'s workers) names it.
 _SUBPROCESS = re.compile(r"^RUNS_IN_SUBPROCESS\s*=\s*\(([^)]*)\)", re.M)
+# Docstrings read as data: a module's own text, or an MCP tool's description.
+_DOCS_AS_DATA = re.compile(r"__doc__|\.tool\(")
 
 
 def _git(*args: str) -> str:
@@ -146,9 +155,42 @@ def staleness(bench: str, commit: str | None, loaded: tuple[str, ...] | None = N
         # measured can be shown to be here, so every measured file counts as changed.
         # `not_ancestors` makes `--check` fail on it with the file's name.
         return Staleness(commit, paths)
-    changed = set(_git("diff", "--name-only", commit, "--", *paths).split())
+    changed = {p for p in _git("diff", "--name-only", commit, "--", *paths).split() if not _same_code(commit, p)}
     changed |= set(_git("ls-files", "--others", "--exclude-standard", "--", *paths).split())
     return Staleness(commit, tuple(sorted(changed))) if changed else None
+
+
+def code_of(source: str) -> str | None:
+    """A Python module's code as a comparable text: its syntax tree without docstrings (comments and
+    layout are not in it). None when it does not parse, or reads docstrings as data (then every
+    change counts)."""
+    if _DOCS_AS_DATA.search(source):
+        return None
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and _docstring(node):
+            node.body = node.body[1:] or [ast.Pass()]
+    return ast.dump(tree)
+
+
+def _docstring(node: ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    first = node.body[0] if node.body else None
+    return isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str)
+
+
+def _same_code(commit: str, path: str) -> bool:
+    """Whether a Python file that git sees changed since `commit` still holds the same code there
+    and in the working tree (only docstrings, comments or layout moved)."""
+    if not path.endswith(".py") or not (ROOT / path).is_file():
+        return False
+    old = subprocess.run(["git", "show", f"{commit}:{path}"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    if old.returncode != 0:  # not there at the run's commit: new code
+        return False
+    before, now = code_of(old.stdout), code_of((ROOT / path).read_text())
+    return before is not None and before == now
 
 
 def not_ancestors(commits: dict[str, str | None]) -> list[str]:

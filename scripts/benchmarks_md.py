@@ -593,7 +593,8 @@ start and end, and the wall time; each section below repeats them. Figures label
 "{missing}" marks a figure whose result file is not committed yet; "(stale)" one whose
 measured code (the modules its run loaded, or for older files those its benchmark imports,
 and their data files) changed after the
-commit it ran on — its section names the files. Protocols and discussion:
+commit it ran on — its section names the files. An edit to a module's comments or docstrings
+alone is no change of its code. Protocols and discussion:
 `docs/benchmarks/<area>.md`.
 """.replace("{missing}", MISSING)
 

@@ -155,3 +155,37 @@ def test_staleness_names_changed_files_and_ancestry_is_checked() -> None:
         "gone: commit 0000000000 is not an ancestor of HEAD",
         "none: no commit recorded",
     ]
+
+
+def test_only_a_change_of_code_makes_a_python_file_changed() -> None:
+    code_of = _provenance_script().code_of
+    src = '"""Module."""\n\ndef f(x):\n    """Doc."""\n    return x + 1  # one more\n'
+    # Docstrings, comments and layout are not code.
+    assert code_of(src) == code_of('"""Module, reworded."""\ndef f(x):\n    return x + 1\n')
+    assert code_of(src) == code_of("def f(x):\n    '''Other.'''\n    return (x\n            + 1)  # why\n")
+    # Anything that runs differently is.
+    assert code_of(src) != code_of("def f(x):\n    return x + 2\n")
+    assert code_of(src) != code_of("def f(x):\n    return 1 + x\n")
+    assert code_of("X = 'a'\n") != code_of("X = 'b'\n")  # a string constant is data, not a docstring
+    assert code_of("def f():\n    'doc'\n    return 'x'\n") != code_of("def f():\n    return 'y'\n")
+    # A module that reads docstrings as data, or does not parse, counts every edit.
+    assert code_of('"""Usage."""\nprint(__doc__)\n') is None
+    assert code_of("@server.tool()\ndef ask(q):\n    '''Told to the client.'''\n") is None
+    assert code_of("def f(:\n") is None
+
+
+def test_a_file_changed_only_in_comments_is_not_stale(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bp = _provenance_script()
+    monkeypatch.setattr(bp, "ROOT", repo)
+    (repo / "m.py").write_text("def f(x):\n    return x\n")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-q", "-m", "m")
+    run = _git(repo, "rev-parse", "HEAD").strip()
+    (repo / "m.py").write_text('def f(x):\n    """Now documented."""\n    return x  # the same\n')
+    assert bp._same_code(run, "m.py")
+    (repo / "m.py").write_text("def f(x):\n    return -x\n")
+    assert not bp._same_code(run, "m.py")
+    (repo / "new.py").write_text("y = 1\n")  # not there at the run's commit: new code
+    assert not bp._same_code(run, "new.py")
+    (repo / "m.py").unlink()  # gone: a change
+    assert not bp._same_code(run, "m.py")
