@@ -5,7 +5,7 @@ memory freed into one arena is never handed to another thread's allocations. An 
 stream loop, the identity poller, the memory worker and the thread pools of onnxruntime, torch,
 CTranslate2 and llama.cpp side by side, so freed buffers pile up in many arenas. Two arenas
 (glibc's own advice for memory-bound processes) cut `bench realtime`'s peak resident memory
-with the default configuration from 2,494 to 2,362 MB on a 2-minute stream (docs/benchmarks/realtime.md).
+with the default configuration from 2,494 to 2,381 MB on a 2-minute stream (docs/benchmarks/realtime.md).
 An operator's MALLOC_ARENA_MAX (read by glibc itself at start) is left as it is.
 """
 
