@@ -186,11 +186,16 @@ def _same_code(commit: str, path: str) -> bool:
     and in the working tree (only docstrings, comments or layout moved)."""
     if not path.endswith(".py") or not (ROOT / path).is_file():
         return False
+    before = _code_at(commit, path)
+    return before is not None and before == code_of((ROOT / path).read_text())
+
+
+@cache
+def _code_at(commit: str, path: str) -> str | None:
+    """`code_of` the file as it was at `commit` (None: not there then, new code). A commit's files never
+    change, and many results ran on one commit: each is read and parsed once."""
     old = subprocess.run(["git", "show", f"{commit}:{path}"], cwd=ROOT, capture_output=True, text=True, timeout=60)
-    if old.returncode != 0:  # not there at the run's commit: new code
-        return False
-    before, now = code_of(old.stdout), code_of((ROOT / path).read_text())
-    return before is not None and before == now
+    return code_of(old.stdout) if old.returncode == 0 else None
 
 
 def not_ancestors(commits: dict[str, str | None]) -> list[str]:
